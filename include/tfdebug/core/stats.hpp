@@ -1,0 +1,92 @@
+// The stats kernel: every statistic tfdebug reports about a tensor comes from one fused pass.
+//
+//   tfdebug::StatsOptions options;
+//   options.target = tfdebug::DType::f16;          // how would this tensor fare in f16?
+//   tfdebug::Stats s = tfdebug::compute_stats(view, options);
+//   s.nan, s.pos_inf, s.neg_inf;                   // non-finite values are counted, never dropped
+//   s.min, s.max, s.mean, s.std;                   // over finite values only
+//   s.target->overflow;                            // finite values beyond f16's range
+//
+// Definitions (docs/stats.md has the full page):
+//   * counts partition the elements: count = nan + pos_inf + neg_inf + zero + negative + positive,
+//     where negative/positive count finite non-zero values. `subnormal` counts non-zero values
+//     below the smallest normal of the tensor's own dtype (f16 subnormals for an f16 tensor).
+//   * min, max, abs_max, min_abs_nonzero, mean, variance, std, l1 and l2 are over the finite
+//     values; with no finite value they are NaN (min_abs_nonzero: with no finite non-zero).
+//   * variance is the population variance (divide by the number of finite values).
+//   * headroom = abs_max / the dtype's largest finite value.
+//   * target: abs_max / the target's largest finite value; overflow counts finite values with
+//     |x| > target max (they would saturate or become Inf/NaN); underflow counts non-zero values
+//     with |x| <= half the target's smallest subnormal (they round to zero); target_subnormal
+//     counts non-zero values below the target's smallest normal (they lose precision).
+//
+// Results do not depend on the thread count or on the SIMD target beyond the last bits of the
+// floating-point sums (and not at all on the thread count). Strided views give bit-identical
+// answers to contiguous copies.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tfdebug/core/tensor_view.hpp"
+
+namespace tfdebug {
+
+struct StatsOptions {
+  // Also measure how the values would fit this dtype (f16, bf16, f8_e4m3fn, f8_e5m2, ...).
+  std::optional<DType> target;
+  // Worker threads for large tensors; 0 means one per hardware thread.
+  int threads = 1;
+  // SIMD target: "auto" (the best the CPU supports), one of simd_targets(), or "reference"
+  // (the plain scalar implementation every SIMD target is checked against).
+  std::string simd = "auto";
+};
+
+struct TargetFit {
+  DType dtype = DType::f16;
+  double headroom = 0;                  // abs_max / max_finite(dtype)
+  std::int64_t overflow = 0;            // finite, |x| > max_finite(dtype)
+  std::int64_t underflow = 0;           // non-zero, |x| <= min_subnormal(dtype) / 2
+  std::int64_t subnormal = 0;           // non-zero, |x| < min_normal(dtype)
+  double overflow_fraction = 0;         // of all elements
+  double underflow_fraction = 0;
+};
+
+struct Stats {
+  DType dtype = DType::f32;
+  std::int64_t count = 0;
+  std::int64_t nan = 0;
+  std::int64_t pos_inf = 0;
+  std::int64_t neg_inf = 0;
+  std::int64_t zero = 0;
+  std::int64_t subnormal = 0;
+  std::int64_t negative = 0;
+  std::int64_t positive = 0;
+  double min = 0;
+  double max = 0;
+  double abs_max = 0;
+  double min_abs_nonzero = 0;
+  double mean = 0;
+  double variance = 0;
+  double std = 0;
+  double l1 = 0;
+  double l2 = 0;
+  double headroom = 0;
+  std::optional<TargetFit> target;
+
+  std::int64_t finite() const noexcept { return count - nan - pos_inf - neg_inf; }
+  std::int64_t nonfinite() const noexcept { return nan + pos_inf + neg_inf; }
+};
+
+// One fused pass over `view`. Throws tfdebug::Error for an unknown options.simd name.
+Stats compute_stats(TensorView view, const StatsOptions& options = {});
+
+// SIMD targets this build has code for and this CPU supports, best first, e.g.
+// {"AVX3", "AVX2", "SSE4", "SSSE3", "EMU128"}.
+std::vector<std::string> simd_targets();
+// The target "auto" resolves to on this CPU.
+std::string best_simd_target();
+
+}  // namespace tfdebug

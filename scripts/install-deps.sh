@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs every Debian package trustformers-debug needs to build, test and benchmark.
+# Idempotent: when everything is present it does nothing (and needs no network).
+set -euo pipefail
+
+packages=(
+  # toolchain
+  build-essential cmake ninja-build ccache clang-format clang-tidy pkg-config
+  # core: SIMD with run-time dispatch
+  libhwy-dev
+  # CLI and report writers
+  libcli11-dev nlohmann-json3-dev libfmt-dev
+  # tests and benchmarks
+  googletest libgtest-dev libgmock-dev libbenchmark-dev
+  # peers and independent references in tests/bench
+  python3-numpy libopenblas0-pthread
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

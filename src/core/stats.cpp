@@ -1,0 +1,303 @@
+// The stats driver: chunking, threads, recomputation of hard chunks and the merge.
+//
+// Note [Shifted moments]: each chunk accumulates s1 = sum(x - K) and s2 = sum((x - K)^2) with
+// K the chunk's first value, so the mean and the sum of squared deviations come out as
+//   mean = K + s1/n,   M2 = s2 - s1^2/n.
+// The subtraction loses about log2(s2/M2) bits; K is close to the data in all but contrived
+// cases, and when more than 10 bits would be lost the chunk is run again with K = its mean
+// (now accurate), which makes s2 ~ M2. Chunks are small (kStatsChunk), so the f64 sums inside
+// a chunk carry at most ~2^-40 relative error.
+//
+// Note [Split mean]: a partial keeps its mean as shift + offset, with shift an exact input
+// value (or a re-centred mean) and offset small. Merging subtracts shifts first, so the
+// difference of two chunk means near 1e8 keeps its low bits; a single double would round each
+// mean to ulp(1e8) ~ 1.5e-8 and spoil the between-chunk part of the variance.
+//
+// Note [Deterministic merge]: chunk boundaries are fixed multiples of kStatsChunk in logical
+// order, and chunk results (n, mean, variance, mean |x|) are merged with Chan et al.'s pairwise
+// update over a fixed binary tree. The thread that computed a chunk does not matter, so the
+// result is bit-identical for any thread count.
+//
+// Note [Overflowing sums]: only f64 inputs can overflow an f64 sum of squares. Such a chunk is
+// recomputed on values scaled by a power of two (exact), and its mean and variance scaled back;
+// a variance beyond the f64 range is reported as +inf.
+#include "tfdebug/core/stats.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <thread>
+
+#include "stats_kernel.hpp"
+#include "tensor_walk.hpp"
+#include "tfdebug/core/error.hpp"
+
+namespace tfdebug {
+namespace {
+
+using detail::ChunkKernelFn;
+using detail::ChunkSums;
+using detail::KernelParams;
+using detail::kStatsChunk;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr std::int64_t kParallelThreshold = std::int64_t{1} << 20;
+
+// A mergeable summary of a run of elements.
+struct Partial {
+  std::int64_t count = 0, nan = 0, pos_inf = 0, neg_inf = 0, zero = 0, subnormal = 0, negative = 0;
+  std::int64_t target_overflow = 0, target_underflow = 0, target_subnormal = 0;
+  double min = kInf, max = -kInf, abs_max = 0, min_abs_nonzero = kInf;
+  std::int64_t finite = 0;
+  double shift = 0, offset = 0;  // mean = shift + offset (Note [Split mean])
+  double variance = 0, mean_abs = 0;
+};
+
+Partial merge(const Partial& a, const Partial& b) {
+  Partial r;
+  r.count = a.count + b.count;
+  r.nan = a.nan + b.nan;
+  r.pos_inf = a.pos_inf + b.pos_inf;
+  r.neg_inf = a.neg_inf + b.neg_inf;
+  r.zero = a.zero + b.zero;
+  r.subnormal = a.subnormal + b.subnormal;
+  r.negative = a.negative + b.negative;
+  r.target_overflow = a.target_overflow + b.target_overflow;
+  r.target_underflow = a.target_underflow + b.target_underflow;
+  r.target_subnormal = a.target_subnormal + b.target_subnormal;
+  r.min = std::min(a.min, b.min);
+  r.max = std::max(a.max, b.max);
+  r.abs_max = std::max(a.abs_max, b.abs_max);
+  r.min_abs_nonzero = std::min(a.min_abs_nonzero, b.min_abs_nonzero);
+  r.finite = a.finite + b.finite;
+  if (a.finite == 0 || b.finite == 0) {
+    const Partial& only = a.finite == 0 ? b : a;
+    r.shift = only.shift;
+    r.offset = only.offset;
+    r.variance = only.variance;
+    r.mean_abs = only.mean_abs;
+    return r;
+  }
+  // Chan, Golub & LeVeque's pairwise update, in weights so that nothing overflows before the
+  // result itself does.
+  const double n = static_cast<double>(r.finite);
+  const double wa = static_cast<double>(a.finite) / n;
+  const double wb = static_cast<double>(b.finite) / n;
+  const double delta = (b.shift - a.shift) + (b.offset - a.offset);
+  r.shift = a.shift;
+  r.offset = a.offset + delta * wb;
+  const double spread = delta * std::sqrt(wa * wb);
+  r.variance = wa * a.variance + wb * b.variance + spread * spread;
+  r.mean_abs = wa * a.mean_abs + wb * b.mean_abs;
+  return r;
+}
+
+Partial merge_range(const std::vector<Partial>& parts, std::size_t lo, std::size_t hi) {
+  if (hi - lo == 1) return parts[lo];
+  const std::size_t mid = lo + (hi - lo) / 2;
+  return merge(merge_range(parts, lo, mid), merge_range(parts, mid, hi));
+}
+
+// Note [Overflowing sums].
+void scaled_moments(const void* data, std::int64_t n, DType dtype, double abs_max, Partial* out) {
+  const int exponent = std::ilogb(abs_max) + 1;
+  double sum = 0;
+  std::int64_t finite = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double x = load_as_double(data, dtype, i);
+    if (std::isfinite(x)) {
+      sum += std::ldexp(x, -exponent);
+      ++finite;
+    }
+  }
+  const double mean = sum / static_cast<double>(finite);
+  double m2 = 0;
+  double sabs = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double x = load_as_double(data, dtype, i);
+    if (std::isfinite(x)) {
+      const double y = std::ldexp(x, -exponent);
+      m2 += (y - mean) * (y - mean);
+      sabs += std::fabs(y);
+    }
+  }
+  out->shift = 0;
+  out->offset = std::ldexp(mean, exponent);
+  out->variance = std::ldexp(m2 / static_cast<double>(finite), 2 * exponent);
+  out->mean_abs = std::ldexp(sabs / static_cast<double>(finite), exponent);
+}
+
+Partial chunk_partial(ChunkKernelFn kernel, const void* data, std::int64_t n, DType dtype,
+                      KernelParams params) {
+  const double first = load_as_double(data, dtype, 0);
+  params.shift = std::isfinite(first) ? first : 0.0;
+  ChunkSums s;
+  kernel(data, n, dtype, params, &s);
+
+  Partial p;
+  p.count = s.count;
+  p.nan = s.nan;
+  p.pos_inf = s.pos_inf;
+  p.neg_inf = s.neg_inf;
+  p.zero = s.zero;
+  p.subnormal = s.subnormal;
+  p.negative = s.negative;
+  p.target_overflow = s.target_overflow;
+  p.target_underflow = s.target_underflow;
+  p.target_subnormal = s.target_subnormal;
+  p.min = s.min;
+  p.max = s.max;
+  p.abs_max = s.abs_max;
+  p.min_abs_nonzero = s.min_abs_nonzero;
+  p.finite = s.count - s.nan - s.pos_inf - s.neg_inf;
+  if (p.finite == 0) return p;
+
+  const double nf = static_cast<double>(p.finite);
+  if (!std::isfinite(s.s1) || !std::isfinite(s.s2) || !std::isfinite(s.sabs)) {
+    scaled_moments(data, n, dtype, s.abs_max, &p);
+    return p;
+  }
+  double m2 = s.s2 - s.s1 * s.s1 / nf;
+  if (s.s2 > 0 && m2 < s.s2 * 0x1p-10) {  // Note [Shifted moments]: re-centre and rerun.
+    params.shift += s.s1 / nf;
+    ChunkSums again;
+    kernel(data, n, dtype, params, &again);
+    s.s1 = again.s1;
+    s.s2 = again.s2;
+    m2 = s.s2 - s.s1 * s.s1 / nf;
+  }
+  p.shift = params.shift;
+  p.offset = s.s1 / nf;
+  p.variance = std::max(m2, 0.0) / nf;
+  p.mean_abs = s.sabs / nf;
+  return p;
+}
+
+std::string upper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+ChunkKernelFn resolve_kernel(const std::string& simd) {
+  const std::string wanted = upper(simd);
+  if (wanted == "REFERENCE" || wanted == "SCALAR") return &detail::scalar_chunk_kernel;
+  const auto kernels = detail::supported_kernels();
+  if (wanted == "AUTO" && !kernels.empty()) return kernels.front().fn;
+  for (const auto& k : kernels) {
+    if (wanted == k.name) return k.fn;
+  }
+  std::string names = "auto, reference";
+  for (const auto& k : kernels) names += std::string(", ") + k.name;
+  throw Error("unknown or unsupported SIMD target '" + simd + "': this CPU and build offer " + names);
+}
+
+}  // namespace
+
+std::vector<std::string> simd_targets() {
+  std::vector<std::string> names;
+  for (const auto& k : detail::supported_kernels()) names.emplace_back(k.name);
+  return names;
+}
+
+std::string best_simd_target() {
+  const auto kernels = detail::supported_kernels();
+  return kernels.empty() ? "reference" : kernels.front().name;
+}
+
+Stats compute_stats(TensorView view, const StatsOptions& options) {
+  const ChunkKernelFn kernel = resolve_kernel(options.simd);
+  const DType dtype = view.dtype();
+  const DTypeInfo& info = dtype_info(dtype);
+
+  KernelParams params;
+  params.subnormal_below = info.min_normal;
+  if (options.target) {
+    const DTypeInfo& target = dtype_info(*options.target);
+    if (!target.is_floating) {
+      throw Error("target dtype " + std::string(target.name) +
+                  " is not a floating-point format; choose f16, bf16, f8_e4m3fn, f8_e5m2, f32 or f64");
+    }
+    params.want_target = true;
+    params.target_max = target.max_finite;
+    params.target_flush = target.min_subnormal / 2;
+    params.target_min_normal = target.min_normal;
+  }
+
+  const std::int64_t n = view.numel();
+  const std::int64_t chunks = (n + kStatsChunk - 1) / kStatsChunk;
+  std::vector<Partial> parts(static_cast<std::size_t>(chunks));
+  const bool contiguous = view.is_contiguous();
+  const auto elem = static_cast<std::int64_t>(view.element_size());
+  const auto* base = static_cast<const std::byte*>(view.data());
+
+  std::atomic<std::int64_t> next{0};
+  auto worker = [&] {
+    std::vector<std::byte> gathered;
+    if (!contiguous) gathered.resize(static_cast<std::size_t>(kStatsChunk * elem));
+    for (std::int64_t c = next.fetch_add(1, std::memory_order_relaxed); c < chunks;
+         c = next.fetch_add(1, std::memory_order_relaxed)) {
+      const std::int64_t start = c * kStatsChunk;
+      const std::int64_t count = std::min(kStatsChunk, n - start);
+      const std::byte* data = base + start * elem;
+      if (!contiguous) {
+        detail::gather_range(view, start, count, gathered.data());
+        data = gathered.data();
+      }
+      parts[static_cast<std::size_t>(c)] = chunk_partial(kernel, data, count, dtype, params);
+    }
+  };
+
+  int threads = options.threads > 0 ? options.threads
+                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (n < kParallelThreshold) threads = 1;
+  threads = static_cast<int>(std::min<std::int64_t>(threads, chunks));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+
+  const Partial all = chunks > 0 ? merge_range(parts, 0, parts.size()) : Partial{};
+  Stats s;
+  s.dtype = dtype;
+  s.count = n;
+  s.nan = all.nan;
+  s.pos_inf = all.pos_inf;
+  s.neg_inf = all.neg_inf;
+  s.zero = all.zero;
+  s.subnormal = all.subnormal;
+  s.negative = all.negative;
+  s.positive = n - all.nan - all.pos_inf - all.neg_inf - all.zero - all.negative;
+  const bool any_finite = all.finite > 0;
+  s.min = any_finite ? all.min : kNaN;
+  s.max = any_finite ? all.max : kNaN;
+  s.abs_max = any_finite ? all.abs_max : kNaN;
+  s.min_abs_nonzero = all.min_abs_nonzero < kInf ? all.min_abs_nonzero : kNaN;
+  const double mean = all.shift + all.offset;
+  s.mean = any_finite ? mean : kNaN;
+  s.variance = any_finite ? all.variance : kNaN;
+  s.std = std::sqrt(s.variance);
+  const double nf = static_cast<double>(all.finite);
+  s.l1 = any_finite ? all.mean_abs * nf : 0.0;
+  s.l2 = any_finite ? std::sqrt(nf) * std::hypot(mean, s.std) : 0.0;
+  s.headroom = s.abs_max / info.max_finite;
+  if (options.target) {
+    TargetFit fit;
+    fit.dtype = *options.target;
+    fit.headroom = s.abs_max / dtype_info(*options.target).max_finite;
+    fit.overflow = all.target_overflow;
+    fit.underflow = all.target_underflow;
+    fit.subnormal = all.target_subnormal;
+    const double count = n > 0 ? static_cast<double>(n) : 1.0;
+    fit.overflow_fraction = static_cast<double>(fit.overflow) / count;
+    fit.underflow_fraction = static_cast<double>(fit.underflow) / count;
+    s.target = fit;
+  }
+  return s;
+}
+
+}  // namespace tfdebug

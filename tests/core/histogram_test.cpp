@@ -1,0 +1,88 @@
+#include "tfdebug/core/histogram.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "tfdebug/core/error.hpp"
+
+namespace tfdebug {
+namespace {
+
+TensorView view_of(const std::vector<float>& v) {
+  return TensorView(v.data(), DType::f32, {static_cast<std::int64_t>(v.size())});
+}
+
+TEST(Histogram, FixedBinsFollowNumpyEdgeRule) {
+  const std::vector<float> v = {0, 0.5f, 1, 1.5f, 2, NAN, INFINITY, -1, 3};
+  const Histogram h = histogram_fixed(view_of(v), 4, 0.0, 2.0);
+  EXPECT_EQ(h.edges, (std::vector<double>{0, 0.5, 1, 1.5, 2}));
+  EXPECT_EQ(h.counts, (std::vector<std::int64_t>{1, 1, 1, 2}));  // 2.0 joins the last bin
+  EXPECT_EQ(h.below, 1);
+  EXPECT_EQ(h.above, 1);
+  EXPECT_EQ(h.nan, 1);
+  EXPECT_EQ(h.pos_inf, 1);
+  EXPECT_EQ(h.total(), 9);
+}
+
+TEST(Histogram, FixedBinsOverDataRange) {
+  const std::vector<float> v = {1, 2, 3, 4, -INFINITY};
+  const Histogram h = histogram_fixed(view_of(v), 2);
+  EXPECT_EQ(h.edges, (std::vector<double>{1, 2.5, 4}));
+  EXPECT_EQ(h.counts, (std::vector<std::int64_t>{2, 2}));
+  EXPECT_EQ(h.neg_inf, 1);
+  EXPECT_THROW(histogram_fixed(view_of(v), 0, 0, 1), Error);
+  EXPECT_THROW(histogram_fixed(view_of(v), 3, 2, 1), Error);
+}
+
+TEST(Histogram, TensorFlowDefaultLimits) {
+  const auto& limits = tensorflow_bucket_limits();
+  ASSERT_EQ(limits.size(), 1551u);
+  EXPECT_EQ(limits[775], 0.0);
+  EXPECT_EQ(limits[776], 1e-12);
+  EXPECT_EQ(limits[774], -1e-12);
+  EXPECT_EQ(limits.back(), DBL_MAX);
+  EXPECT_EQ(limits.front(), -DBL_MAX);
+  EXPECT_GT(limits[1549], 9.9e19);
+  EXPECT_LT(limits[1549], 1e20);
+  for (std::size_t i = 1; i < limits.size(); ++i) {
+    ASSERT_LT(limits[i - 1], limits[i]) << i;
+    ASSERT_EQ(limits[i], -limits[limits.size() - 1 - i]) << i;
+  }
+}
+
+TEST(Histogram, TensorFlowBucketsCountBelowTheirLimit) {
+  const std::vector<double> v = {0.0, 1e-12, -0.5, 1.0, NAN};
+  const Histogram h = histogram_tensorflow(TensorView(v.data(), DType::f64, {5}));
+  const auto& limits = h.edges;
+  EXPECT_EQ(h.counts[776], 1);  // 0 < 1e-12
+  EXPECT_EQ(h.counts[777], 1);  // 1e-12 is not below its own limit
+  const auto index_of = [&](double x) {
+    return static_cast<std::size_t>(std::upper_bound(limits.begin(), limits.end(), x) - limits.begin());
+  };
+  EXPECT_EQ(h.counts[index_of(-0.5)], 1);
+  EXPECT_LT(limits[index_of(1.0) - 1], 1.0 + 1e-9);
+  EXPECT_EQ(h.counts[index_of(1.0)], 1);
+  EXPECT_EQ(h.nan, 1);
+  EXPECT_EQ(h.total(), 5);
+}
+
+TEST(Histogram, Log2MagnitudeBins) {
+  const std::vector<float> v = {1, 1.5f, 2, 3, 4, -0.25f, 0, -0.0f, 0x1p-149f, NAN};
+  const Log2Histogram h = histogram_log2(view_of(v));
+  EXPECT_EQ(h.min_exponent, -149);
+  ASSERT_EQ(h.counts.size(), 152u);
+  EXPECT_EQ(h.counts[0], 1);          // 2^-149, the smallest f32 subnormal
+  EXPECT_EQ(h.counts[149 - 2], 1);    // 0.25
+  EXPECT_EQ(h.counts[149 + 0], 2);    // 1, 1.5
+  EXPECT_EQ(h.counts[149 + 1], 2);    // 2, 3
+  EXPECT_EQ(h.counts[149 + 2], 1);    // 4
+  EXPECT_EQ(h.zero, 2);
+  EXPECT_EQ(h.nan, 1);
+}
+
+}  // namespace
+}  // namespace tfdebug
