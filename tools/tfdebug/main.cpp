@@ -1,1 +1,46 @@
-int main() { return 0; }
+// tfdebug: the command-line tool. `tfdebug --help` lists the subcommands.
+#include <cstdio>
+#include <exception>
+
+#include <CLI/CLI.hpp>
+
+#include "commands.hpp"
+#include "tfdebug/core/error.hpp"
+#include "tfdebug/version.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "tfdebug " TFDEBUG_VERSION_STRING
+      " - debugging and understanding transformer models.\n"
+      "Finds NaN/Inf, dead and saturated values, range problems for f16/bf16/fp8, and more.",
+      "tfdebug"};
+  app.set_version_flag("--version", "tfdebug " TFDEBUG_VERSION_STRING);
+  app.require_subcommand(1);
+  app.footer(
+      "Examples:\n"
+      "  tfdebug stats weights.bin --dtype bf16 --shape 4096,4096 --target-dtype f8-e4m3\n"
+      "  tfdebug doctor\n"
+      "Exit codes: 0 success, 2 bad input (a message names the file or option).");
+  tfdebug::cli::register_stats(app);
+  tfdebug::cli::register_doctor(app);
+  tfdebug::cli::register_dtypes(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  } catch (const tfdebug::Error& e) {
+    std::fprintf(stderr, "tfdebug: error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tfdebug: unexpected failure: %s\n", e.what());
+    return 3;
+  }
+  return 0;
+}

@@ -1,0 +1,35 @@
+# trustformers-debug: the two commands a new user needs.
+#   make run    install dependencies, build (Release), run the main job
+#   make test   install dependencies, build, run the whole test suite
+.PHONY: run test deps build bench lint format clean
+
+PRESET ?= release
+BUILD_DIR := build/$(PRESET)
+TFDEBUG := $(BUILD_DIR)/tools/tfdebug/tfdebug
+
+deps:
+	@bash scripts/install-deps.sh
+
+build: deps
+	@cmake --preset $(PRESET) >/dev/null
+	@cmake --build --preset $(PRESET)
+
+run: build
+	@$(TFDEBUG) doctor
+	@echo
+	@$(TFDEBUG) stats examples/data/digits_1797x64.f32 --shape 1797,64 --target-dtype fp8-e4m3
+
+test: build
+	@ctest --preset $(PRESET)
+
+bench: build
+	@bash bench/run.sh
+
+lint: build
+	@bash scripts/lint.sh $(BUILD_DIR)
+
+format:
+	@git ls-files '*.cpp' '*.hpp' | xargs clang-format -i
+
+clean:
+	@rm -rf build

@@ -1,0 +1,13 @@
+// The tfdebug subcommands. Each register_* adds one subcommand to the app; its callback runs
+// the command and throws tfdebug::Error for anything the user got wrong (exit code 2).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace tfdebug::cli {
+
+void register_stats(CLI::App& app);
+void register_doctor(CLI::App& app);
+void register_dtypes(CLI::App& app);
+
+}  // namespace tfdebug::cli

@@ -1,0 +1,16 @@
+// JSON forms of core results, shared by every subcommand's --json output.
+// Non-finite numbers (NaN, +-Inf) are written as null: JSON has no literal for them.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "tfdebug/core/histogram.hpp"
+#include "tfdebug/core/stats.hpp"
+
+namespace tfdebug::cli {
+
+nlohmann::json to_json(const Stats& stats);
+nlohmann::json to_json(const TargetFit& fit);
+nlohmann::json to_json(const Histogram& histogram);
+
+}  // namespace tfdebug::cli

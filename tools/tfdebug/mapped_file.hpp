@@ -1,0 +1,27 @@
+// A read-only memory map of a whole file (RAII). Empty files map to an empty span.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+
+namespace tfdebug::cli {
+
+class MappedFile {
+ public:
+  // Throws tfdebug::Error naming the path when it cannot be opened or mapped.
+  explicit MappedFile(const std::string& path);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  std::span<const std::byte> bytes() const noexcept { return {data_, size_}; }
+  const std::string& path() const noexcept { return path_; }
+
+ private:
+  std::string path_;
+  const std::byte* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+}  // namespace tfdebug::cli

@@ -1,0 +1,39 @@
+// Terminal output helpers for the CLI: colour only on a TTY, aligned tables, sparklines.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace tfdebug::cli {
+
+// Colour is used only when the stream is a terminal and NO_COLOR is not set.
+bool use_colour(std::FILE* stream);
+
+enum class Tone { plain, good, warn, bad, dim, bold };
+std::string paint(const std::string& text, Tone tone, bool colour);
+
+// Eight-level Unicode block sparkline of counts ("▁▂▃▅▇").
+std::string sparkline(std::span<const std::int64_t> counts);
+
+// Shortest round-tripping decimal of a double; "nan", "inf", "-inf" for the specials.
+std::string format_number(double value);
+// Integer with thousands separators: 1,234,567.
+std::string format_count(std::int64_t value);
+
+// Columns a string takes on a terminal (UTF-8 code points; no wide characters are used).
+std::size_t display_width(const std::string& text);
+
+// A two-column table whose keys are padded to the widest key.
+class KeyValueTable {
+ public:
+  void add(std::string key, std::string value);
+  void print(std::FILE* out) const;
+
+ private:
+  std::vector<std::pair<std::string, std::string>> rows_;
+};
+
+}  // namespace tfdebug::cli
