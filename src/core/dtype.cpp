@@ -36,8 +36,8 @@ constexpr std::array<DTypeInfo, kDTypeCount> kInfos = {{
 }};
 
 constexpr std::array<DType, kDTypeCount> kAll = {
-    DType::f64, DType::f32, DType::f16,  DType::bf16, DType::f8_e4m3fn, DType::f8_e5m2,
-    DType::i8,  DType::i16, DType::i32,  DType::i64,  DType::u8,        DType::boolean,
+    DType::f64, DType::f32, DType::f16, DType::bf16, DType::f8_e4m3fn, DType::f8_e5m2,
+    DType::i8,  DType::i16, DType::i32, DType::i64,  DType::u8,        DType::boolean,
 };
 
 struct Alias {
@@ -47,32 +47,67 @@ struct Alias {
 
 // Lower-cased, with '-' and '.' folded to '_'.
 constexpr std::array<Alias, 38> kAliases = {{
-    {"f64", DType::f64},         {"float64", DType::f64},     {"double", DType::f64},
-    {"f32", DType::f32},         {"float32", DType::f32},     {"float", DType::f32},
-    {"f16", DType::f16},         {"float16", DType::f16},     {"half", DType::f16},
-    {"fp16", DType::f16},        {"bf16", DType::bf16},       {"bfloat16", DType::bf16},
-    {"f8_e4m3fn", DType::f8_e4m3fn}, {"f8_e4m3", DType::f8_e4m3fn}, {"fp8_e4m3", DType::f8_e4m3fn},
-    {"fp8_e4m3fn", DType::f8_e4m3fn}, {"e4m3", DType::f8_e4m3fn}, {"float8_e4m3fn", DType::f8_e4m3fn},
-    {"f8_e5m2", DType::f8_e5m2}, {"fp8_e5m2", DType::f8_e5m2}, {"e5m2", DType::f8_e5m2},
-    {"float8_e5m2", DType::f8_e5m2}, {"i8", DType::i8},       {"int8", DType::i8},
-    {"i16", DType::i16},         {"int16", DType::i16},       {"i32", DType::i32},
-    {"int32", DType::i32},       {"i64", DType::i64},         {"int64", DType::i64},
-    {"u8", DType::u8},           {"uint8", DType::u8},        {"bool", DType::boolean},
-    {"boolean", DType::boolean}, {"b8", DType::boolean},      {"fp32", DType::f32},
-    {"fp64", DType::f64},        {"int", DType::i32},
+    {"f64", DType::f64},
+    {"float64", DType::f64},
+    {"double", DType::f64},
+    {"f32", DType::f32},
+    {"float32", DType::f32},
+    {"float", DType::f32},
+    {"f16", DType::f16},
+    {"float16", DType::f16},
+    {"half", DType::f16},
+    {"fp16", DType::f16},
+    {"bf16", DType::bf16},
+    {"bfloat16", DType::bf16},
+    {"f8_e4m3fn", DType::f8_e4m3fn},
+    {"f8_e4m3", DType::f8_e4m3fn},
+    {"fp8_e4m3", DType::f8_e4m3fn},
+    {"fp8_e4m3fn", DType::f8_e4m3fn},
+    {"e4m3", DType::f8_e4m3fn},
+    {"float8_e4m3fn", DType::f8_e4m3fn},
+    {"f8_e5m2", DType::f8_e5m2},
+    {"fp8_e5m2", DType::f8_e5m2},
+    {"e5m2", DType::f8_e5m2},
+    {"float8_e5m2", DType::f8_e5m2},
+    {"i8", DType::i8},
+    {"int8", DType::i8},
+    {"i16", DType::i16},
+    {"int16", DType::i16},
+    {"i32", DType::i32},
+    {"int32", DType::i32},
+    {"i64", DType::i64},
+    {"int64", DType::i64},
+    {"u8", DType::u8},
+    {"uint8", DType::u8},
+    {"bool", DType::boolean},
+    {"boolean", DType::boolean},
+    {"b8", DType::boolean},
+    {"fp32", DType::f32},
+    {"fp64", DType::f64},
+    {"int", DType::i32},
 }};
 
-float f32_from_bits(std::uint32_t bits) noexcept { return std::bit_cast<float>(bits); }
+float f32_from_bits(std::uint32_t bits) noexcept {
+  return std::bit_cast<float>(bits);
+}
 
 }  // namespace
 
 const DTypeInfo& dtype_info(DType dtype) noexcept {
   return kInfos[static_cast<std::size_t>(dtype)];
 }
-std::string_view dtype_name(DType dtype) noexcept { return dtype_info(dtype).name; }
-std::size_t dtype_size(DType dtype) noexcept { return dtype_info(dtype).size; }
-bool is_floating(DType dtype) noexcept { return dtype_info(dtype).is_floating; }
-std::span<const DType> all_dtypes() noexcept { return kAll; }
+std::string_view dtype_name(DType dtype) noexcept {
+  return dtype_info(dtype).name;
+}
+std::size_t dtype_size(DType dtype) noexcept {
+  return dtype_info(dtype).size;
+}
+bool is_floating(DType dtype) noexcept {
+  return dtype_info(dtype).is_floating;
+}
+std::span<const DType> all_dtypes() noexcept {
+  return kAll;
+}
 
 DType parse_dtype(std::string_view name) {
   std::string folded;
@@ -124,33 +159,45 @@ float f8_e4m3fn_to_f32(std::uint8_t bits) noexcept {
   const bool negative = (bits & 0x80u) != 0;
   const std::uint8_t magnitude = bits & 0x7Fu;
   if (magnitude == 0x7F) {
-    return negative ? -std::numeric_limits<float>::quiet_NaN()
-                    : std::numeric_limits<float>::quiet_NaN();
+    return negative ? -std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::quiet_NaN();
   }
   const auto half = static_cast<std::uint16_t>((negative ? 0x8000u : 0u) | (magnitude << 7));
   return f16_to_f32(half) * 256.0f;
 }
 
 double load_as_double(const void* data, DType dtype, std::int64_t index) noexcept {
-  const auto* bytes = static_cast<const unsigned char*>(data) + index * static_cast<std::int64_t>(dtype_size(dtype));
+  const auto* bytes =
+      static_cast<const unsigned char*>(data) + index * static_cast<std::int64_t>(dtype_size(dtype));
   auto read = [bytes]<class T>(T*) {
     T value;
     std::memcpy(&value, bytes, sizeof(T));
     return value;
   };
   switch (dtype) {
-    case DType::f64: return read(static_cast<double*>(nullptr));
-    case DType::f32: return read(static_cast<float*>(nullptr));
-    case DType::f16: return f16_to_f32(read(static_cast<std::uint16_t*>(nullptr)));
-    case DType::bf16: return bf16_to_f32(read(static_cast<std::uint16_t*>(nullptr)));
-    case DType::f8_e4m3fn: return f8_e4m3fn_to_f32(bytes[0]);
-    case DType::f8_e5m2: return f8_e5m2_to_f32(bytes[0]);
-    case DType::i8: return read(static_cast<std::int8_t*>(nullptr));
-    case DType::i16: return read(static_cast<std::int16_t*>(nullptr));
-    case DType::i32: return read(static_cast<std::int32_t*>(nullptr));
-    case DType::i64: return static_cast<double>(read(static_cast<std::int64_t*>(nullptr)));
-    case DType::u8: return bytes[0];
-    case DType::boolean: return bytes[0] != 0 ? 1.0 : 0.0;
+    case DType::f64:
+      return read(static_cast<double*>(nullptr));
+    case DType::f32:
+      return read(static_cast<float*>(nullptr));
+    case DType::f16:
+      return f16_to_f32(read(static_cast<std::uint16_t*>(nullptr)));
+    case DType::bf16:
+      return bf16_to_f32(read(static_cast<std::uint16_t*>(nullptr)));
+    case DType::f8_e4m3fn:
+      return f8_e4m3fn_to_f32(bytes[0]);
+    case DType::f8_e5m2:
+      return f8_e5m2_to_f32(bytes[0]);
+    case DType::i8:
+      return read(static_cast<std::int8_t*>(nullptr));
+    case DType::i16:
+      return read(static_cast<std::int16_t*>(nullptr));
+    case DType::i32:
+      return read(static_cast<std::int32_t*>(nullptr));
+    case DType::i64:
+      return static_cast<double>(read(static_cast<std::int64_t*>(nullptr)));
+    case DType::u8:
+      return bytes[0];
+    case DType::boolean:
+      return bytes[0] != 0 ? 1.0 : 0.0;
   }
   TFDEBUG_ASSERT(false, "load_as_double: dtype enumerator not handled");
   return 0.0;

@@ -108,7 +108,7 @@ Log2Histogram histogram_log2(TensorView view) {
 }
 
 const std::vector<double>& tensorflow_bucket_limits() {
-  static const std::vector<double> limits = [] {
+  static const std::vector<double> kLimits = [] {
     std::vector<double> positive;
     for (double v = 1e-12; v < 1e20; v *= 1.1) positive.push_back(v);
     positive.push_back(DBL_MAX);
@@ -119,7 +119,7 @@ const std::vector<double>& tensorflow_bucket_limits() {
     all.insert(all.end(), positive.begin(), positive.end());
     return all;
   }();
-  return limits;
+  return kLimits;
 }
 
 Histogram histogram_tensorflow(TensorView view) {

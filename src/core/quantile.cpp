@@ -39,7 +39,8 @@ std::vector<double> quantiles_exact(TensorView view, std::span<const double> pro
     std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(lo), values.end());
     const double x_lo = values[lo];
     double x_hi = x_lo;
-    if (hi != lo) x_hi = *std::min_element(values.begin() + static_cast<std::ptrdiff_t>(lo) + 1, values.end());
+    if (hi != lo)
+      x_hi = *std::min_element(values.begin() + static_cast<std::ptrdiff_t>(lo) + 1, values.end());
     out.push_back(x_lo + (x_hi - x_lo) * (h - static_cast<double>(lo)));
   }
   return out;
@@ -51,7 +52,9 @@ QuantileSketch::QuantileSketch(int mantissa_bits) : mantissa_bits_(mantissa_bits
   }
 }
 
-double QuantileSketch::relative_accuracy() const noexcept { return std::ldexp(1.0, -(mantissa_bits_ + 1)); }
+double QuantileSketch::relative_accuracy() const noexcept {
+  return std::ldexp(1.0, -(mantissa_bits_ + 1));
+}
 
 void QuantileSketch::add(double value) {
   if (!std::isfinite(value)) return;

@@ -43,8 +43,8 @@ HWY_INLINE hn::Vec<DF> F16BitsToF32(DF df, VU bits) {
   auto normal = hn::Add(hn::ShiftLeft<13>(magnitude), hn::Set(du, 0x38000000u));
   const auto inf_nan = hn::Gt(magnitude, hn::Set(du, 0x7BFFu));
   normal = hn::IfThenElse(inf_nan, hn::Or(normal, hn::Set(du, 0x7F800000u)), normal);
-  const auto subnormal = hn::BitCast(
-      du, hn::Mul(hn::ConvertTo(df, hn::BitCast(di, magnitude)), hn::Set(df, 0x1p-24f)));
+  const auto subnormal =
+      hn::BitCast(du, hn::Mul(hn::ConvertTo(df, hn::BitCast(di, magnitude)), hn::Set(df, 0x1p-24f)));
   const auto is_sub = hn::Lt(magnitude, hn::Set(du, 0x0400u));
   return hn::BitCast(df, hn::Or(sign, hn::IfThenElse(is_sub, subnormal, normal)));
 }
@@ -136,9 +136,9 @@ struct Acc {
   using DU = hn::RebindToUnsigned<D>;
   using DD = hn::Repartition<double, D>;
   hn::Vec<D> min, max;
-  hn::Vec<DI> abs_max_bits;     // |x| as integer bits (fast pass) / finite |x| (careful)
-  hn::Vec<DU> min_abs_m1;       // (bits of non-zero |x|) - 1, unsigned; zero wraps to max
-  hn::Vec<DI> zero, negative;   // counts are subtracted mask vectors (-1 per hit)
+  hn::Vec<DI> abs_max_bits;    // |x| as integer bits (fast pass) / finite |x| (careful)
+  hn::Vec<DU> min_abs_m1;      // (bits of non-zero |x|) - 1, unsigned; zero wraps to max
+  hn::Vec<DI> zero, negative;  // counts are subtracted mask vectors (-1 per hit)
   hn::Vec<DI> nan, pos_inf, neg_inf, subnormal, t_over, t_under, t_sub;
   hn::Vec<DD> s1a, s1b, s2a, s2b, sabsa, sabsb;
 
@@ -158,8 +158,7 @@ struct Acc {
 // Note [Shifted moments]: the deviation x - K is formed in f64. For f32-lane inputs it is exact
 // (after widening); for f64 inputs it is one rounding. stats.cpp explains the choice of K.
 template <class D>
-HWY_INLINE void AddMomentsShifted(D d, Acc<D>& acc, hn::Vec<D> v, hn::Vec<D> magnitude,
-                                  double shift) {
+HWY_INLINE void AddMomentsShifted(D d, Acc<D>& acc, hn::Vec<D> v, hn::Vec<D> magnitude, double shift) {
   using DD = hn::Repartition<double, D>;
   const DD dd;
   const auto k = hn::Set(dd, shift);
@@ -211,8 +210,8 @@ struct CarefulLimits {
 };
 
 template <bool kTail, class D>
-HWY_INLINE void CarefulStep(D d, Acc<D>& acc, hn::Vec<D> v, double shift,
-                            const CarefulLimits& limits, hn::Mask<D> valid) {
+HWY_INLINE void CarefulStep(D d, Acc<D>& acc, hn::Vec<D> v, double shift, const CarefulLimits& limits,
+                            hn::Mask<D> valid) {
   using T = hn::TFromD<D>;
   const hn::RebindToSigned<D> di;
   const auto inf = hn::Set(d, std::numeric_limits<T>::infinity());
@@ -237,12 +236,14 @@ HWY_INLINE void CarefulStep(D d, Acc<D>& acc, hn::Vec<D> v, double shift,
   count(acc.neg_inf, hn::Eq(v, hn::Neg(inf)));
   count(acc.zero, hn::Eq(v, zero));
   count(acc.negative, hn::And(finite, hn::Lt(v, zero)));
-  count(acc.subnormal, hn::And(nonzero, hn::Lt(magnitude, hn::Set(d, static_cast<T>(limits.subnormal_below)))));
+  count(acc.subnormal,
+        hn::And(nonzero, hn::Lt(magnitude, hn::Set(d, static_cast<T>(limits.subnormal_below)))));
   if (limits.want_target) {
     // Limits are compared in the compute type; each limit is exactly representable in it.
     count(acc.t_over, hn::And(finite, hn::Gt(magnitude, hn::Set(d, static_cast<T>(limits.target_max)))));
     count(acc.t_under, hn::And(nonzero, hn::Le(magnitude, hn::Set(d, static_cast<T>(limits.target_flush)))));
-    count(acc.t_sub, hn::And(nonzero, hn::Lt(magnitude, hn::Set(d, static_cast<T>(limits.target_min_normal)))));
+    count(acc.t_sub,
+          hn::And(nonzero, hn::Lt(magnitude, hn::Set(d, static_cast<T>(limits.target_min_normal)))));
   }
   acc.min = hn::Min(acc.min, hn::IfThenElse(finite, v, inf));
   acc.max = hn::Max(acc.max, hn::IfThenElse(finite, v, hn::Neg(inf)));
@@ -342,8 +343,8 @@ void Finish(D d, const Acc<D>& acc, ChunkSums* out) {
 }
 
 template <class D, class Loader>
-void RunChunk(D d, const std::uint8_t* p, std::int64_t n, std::size_t elem_size,
-              const KernelParams& params, Loader load, ChunkSums* out) {
+void RunChunk(D d, const std::uint8_t* p, std::int64_t n, std::size_t elem_size, const KernelParams& params,
+              Loader load, ChunkSums* out) {
   using T = hn::TFromD<D>;
   const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(d));
   const std::int64_t body = n - n % lanes;
@@ -367,8 +368,8 @@ void RunChunk(D d, const std::uint8_t* p, std::int64_t n, std::size_t elem_size,
     Finish(d, acc, &probe);
     const double inf = std::numeric_limits<double>::infinity();
     careful = !(probe.abs_max < inf) || probe.min_abs_nonzero < params.subnormal_below ||
-              (params.want_target && (probe.abs_max > params.target_max ||
-                                      probe.min_abs_nonzero < params.target_min_normal));
+              (params.want_target &&
+               (probe.abs_max > params.target_max || probe.min_abs_nonzero < params.target_min_normal));
     // abs_max is read from bits, so a NaN shows up as NaN here: !(NaN < inf) is true.
   }
   if (careful) {
@@ -381,50 +382,61 @@ void RunChunk(D d, const std::uint8_t* p, std::int64_t n, std::size_t elem_size,
     // Tail: copy into a zeroed buffer so whole-vector loads stay in bounds; mask the padding.
     HWY_ALIGN std::uint8_t buffer[hn::MaxLanes(d) * 8] = {};
     std::memcpy(buffer, p + body * elem_size, static_cast<std::size_t>(n - body) * elem_size);
-    CarefulStep<true>(d, acc, load(d, buffer), shift, limits,
-                      hn::FirstN(d, static_cast<size_t>(n - body)));
+    CarefulStep<true>(d, acc, load(d, buffer), shift, limits, hn::FirstN(d, static_cast<size_t>(n - body)));
   }
   Finish(d, acc, out);
   out->count = n;
   (void)sizeof(T);
 }
 
-void ChunkKernel(const void* data, std::int64_t n, DType dtype, const KernelParams& params,
-                 ChunkSums* out) {
+void ChunkKernel(const void* data, std::int64_t n, DType dtype, const KernelParams& params, ChunkSums* out) {
   const auto* p = static_cast<const std::uint8_t*>(data);
   const hn::ScalableTag<float> df;
   const hn::ScalableTag<double> dd;
   const std::size_t size = dtype_size(dtype);
   switch (dtype) {
     case DType::f64:
-      return RunChunk(dd, p, n, size, params,
-                      [](auto d, const std::uint8_t* q) { return hn::LoadU(d, reinterpret_cast<const double*>(q)); }, out);
+      return RunChunk(
+          dd, p, n, size, params,
+          [](auto d, const std::uint8_t* q) { return hn::LoadU(d, reinterpret_cast<const double*>(q)); },
+          out);
     case DType::f32:
-      return RunChunk(df, p, n, size, params,
-                      [](auto d, const std::uint8_t* q) { return hn::LoadU(d, reinterpret_cast<const float*>(q)); }, out);
+      return RunChunk(
+          df, p, n, size, params,
+          [](auto d, const std::uint8_t* q) { return hn::LoadU(d, reinterpret_cast<const float*>(q)); }, out);
     case DType::f16:
-      return RunChunk(df, p, n, size, params, [](auto d, const std::uint8_t* q) { return LoadF16(d, q); }, out);
+      return RunChunk(
+          df, p, n, size, params, [](auto d, const std::uint8_t* q) { return LoadF16(d, q); }, out);
     case DType::bf16:
-      return RunChunk(df, p, n, size, params, [](auto d, const std::uint8_t* q) { return LoadBF16(d, q); }, out);
+      return RunChunk(
+          df, p, n, size, params, [](auto d, const std::uint8_t* q) { return LoadBF16(d, q); }, out);
     case DType::f8_e4m3fn:
-      return RunChunk(df, p, n, size, params, [](auto d, const std::uint8_t* q) { return LoadE4M3FN(d, q); }, out);
+      return RunChunk(
+          df, p, n, size, params, [](auto d, const std::uint8_t* q) { return LoadE4M3FN(d, q); }, out);
     case DType::f8_e5m2:
-      return RunChunk(df, p, n, size, params, [](auto d, const std::uint8_t* q) { return LoadE5M2(d, q); }, out);
+      return RunChunk(
+          df, p, n, size, params, [](auto d, const std::uint8_t* q) { return LoadE5M2(d, q); }, out);
     case DType::i8:
-      return RunChunk(df, p, n, size, params,
-                      [](auto d, const std::uint8_t* q) { return LoadSmallInt<decltype(d), std::int8_t>(d, q); }, out);
+      return RunChunk(
+          df, p, n, size, params,
+          [](auto d, const std::uint8_t* q) { return LoadSmallInt<decltype(d), std::int8_t>(d, q); }, out);
     case DType::u8:
-      return RunChunk(df, p, n, size, params,
-                      [](auto d, const std::uint8_t* q) { return LoadSmallInt<decltype(d), std::uint8_t>(d, q); }, out);
+      return RunChunk(
+          df, p, n, size, params,
+          [](auto d, const std::uint8_t* q) { return LoadSmallInt<decltype(d), std::uint8_t>(d, q); }, out);
     case DType::i16:
-      return RunChunk(df, p, n, size, params,
-                      [](auto d, const std::uint8_t* q) { return LoadSmallInt<decltype(d), std::int16_t>(d, q); }, out);
+      return RunChunk(
+          df, p, n, size, params,
+          [](auto d, const std::uint8_t* q) { return LoadSmallInt<decltype(d), std::int16_t>(d, q); }, out);
     case DType::boolean:
-      return RunChunk(df, p, n, size, params, [](auto d, const std::uint8_t* q) { return LoadBool(d, q); }, out);
+      return RunChunk(
+          df, p, n, size, params, [](auto d, const std::uint8_t* q) { return LoadBool(d, q); }, out);
     case DType::i32:
-      return RunChunk(dd, p, n, size, params, [](auto d, const std::uint8_t* q) { return LoadI32(d, q); }, out);
+      return RunChunk(
+          dd, p, n, size, params, [](auto d, const std::uint8_t* q) { return LoadI32(d, q); }, out);
     case DType::i64:
-      return RunChunk(dd, p, n, size, params, [](auto d, const std::uint8_t* q) { return LoadI64(d, q); }, out);
+      return RunChunk(
+          dd, p, n, size, params, [](auto d, const std::uint8_t* q) { return LoadI64(d, q); }, out);
   }
 }
 
@@ -438,25 +450,25 @@ namespace tfdebug::detail {
 std::vector<KernelTarget> supported_kernels() {
   static const KernelTarget kCompiled[] = {
 #if HWY_TARGETS & HWY_AVX3_DL
-      {HWY_AVX3_DL, "AVX3_DL", &N_AVX3_DL::ChunkKernel},
+    {HWY_AVX3_DL, "AVX3_DL", &N_AVX3_DL::ChunkKernel},
 #endif
 #if HWY_TARGETS & HWY_AVX3
-      {HWY_AVX3, "AVX3", &N_AVX3::ChunkKernel},
+    {HWY_AVX3, "AVX3", &N_AVX3::ChunkKernel},
 #endif
 #if HWY_TARGETS & HWY_AVX2
-      {HWY_AVX2, "AVX2", &N_AVX2::ChunkKernel},
+    {HWY_AVX2, "AVX2", &N_AVX2::ChunkKernel},
 #endif
 #if HWY_TARGETS & HWY_SSE4
-      {HWY_SSE4, "SSE4", &N_SSE4::ChunkKernel},
+    {HWY_SSE4, "SSE4", &N_SSE4::ChunkKernel},
 #endif
 #if HWY_TARGETS & HWY_SSSE3
-      {HWY_SSSE3, "SSSE3", &N_SSSE3::ChunkKernel},
+    {HWY_SSSE3, "SSSE3", &N_SSSE3::ChunkKernel},
 #endif
 #if HWY_TARGETS & HWY_EMU128
-      {HWY_EMU128, "EMU128", &N_EMU128::ChunkKernel},
+    {HWY_EMU128, "EMU128", &N_EMU128::ChunkKernel},
 #endif
 #if HWY_TARGETS & HWY_SCALAR
-      {HWY_SCALAR, "SCALAR", &N_SCALAR::ChunkKernel},
+    {HWY_SCALAR, "SCALAR", &N_SCALAR::ChunkKernel},
 #endif
   };
   const std::int64_t supported = hwy::SupportedTargets();

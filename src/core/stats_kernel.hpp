@@ -15,12 +15,12 @@ namespace tfdebug::detail {
 inline constexpr std::int64_t kStatsChunk = 16384;
 
 struct KernelParams {
-  double shift = 0;               // K in Note [Shifted moments]
-  double subnormal_below = 0;     // smallest normal of the input dtype
+  double shift = 0;            // K in Note [Shifted moments]
+  double subnormal_below = 0;  // smallest normal of the input dtype
   bool want_target = false;
-  double target_max = 0;          // overflow: finite and |x| > target_max
-  double target_flush = 0;        // underflow: x != 0 and |x| <= target_flush
-  double target_min_normal = 0;   // target subnormal: x != 0 and |x| < target_min_normal
+  double target_max = 0;         // overflow: finite and |x| > target_max
+  double target_flush = 0;       // underflow: x != 0 and |x| <= target_flush
+  double target_min_normal = 0;  // target subnormal: x != 0 and |x| < target_min_normal
 };
 
 // Raw sums over one contiguous chunk. min/max/abs_max/min_abs_nonzero hold +inf/-inf/0/+inf
@@ -35,8 +35,8 @@ struct ChunkSums {
   double sabs = 0;  // sum of |x| over finite x
 };
 
-using ChunkKernelFn = void (*)(const void* data, std::int64_t n, DType dtype,
-                               const KernelParams& params, ChunkSums* out);
+using ChunkKernelFn = void (*)(const void* data, std::int64_t n, DType dtype, const KernelParams& params,
+                               ChunkSums* out);
 
 struct KernelTarget {
   std::int64_t hwy_target;

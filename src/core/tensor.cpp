@@ -69,8 +69,8 @@ Tensor Tensor::copy_of(TensorView view, DType dtype) {
 Tensor Tensor::from_values(std::span<const float> values, std::span<const std::int64_t> shape) {
   Tensor out(DType::f32, shape);
   if (static_cast<std::size_t>(out.numel()) != values.size()) {
-    throw Error("Tensor::from_values: " + std::to_string(values.size()) +
-                " values do not fill a tensor of " + std::to_string(out.numel()) + " elements");
+    throw Error("Tensor::from_values: " + std::to_string(values.size()) + " values do not fill a tensor of " +
+                std::to_string(out.numel()) + " elements");
   }
   std::memcpy(out.data(), values.data(), values.size_bytes());
   return out;
@@ -79,8 +79,8 @@ Tensor Tensor::from_values(std::span<const float> values, std::span<const std::i
 Tensor Tensor::from_values(std::span<const double> values, std::span<const std::int64_t> shape) {
   Tensor out(DType::f64, shape);
   if (static_cast<std::size_t>(out.numel()) != values.size()) {
-    throw Error("Tensor::from_values: " + std::to_string(values.size()) +
-                " values do not fill a tensor of " + std::to_string(out.numel()) + " elements");
+    throw Error("Tensor::from_values: " + std::to_string(values.size()) + " values do not fill a tensor of " +
+                std::to_string(out.numel()) + " elements");
   }
   std::memcpy(out.data(), values.data(), values.size_bytes());
   return out;

@@ -45,8 +45,7 @@ void walk_runs(const TensorView& view, Fn&& fn) {
 
 // Copies `count` elements starting at logical (row-major) position `start` into `dst`,
 // packed, in the view's own dtype.
-inline void gather_range(const TensorView& view, std::int64_t start, std::int64_t count,
-                         std::byte* dst) {
+inline void gather_range(const TensorView& view, std::int64_t start, std::int64_t count, std::byte* dst) {
   const int rank = view.rank();
   const auto size = static_cast<std::int64_t>(view.element_size());
   const auto* base = static_cast<const std::byte*>(view.data());

@@ -16,8 +16,7 @@ namespace {
 
 // Independent reference: the value of a binary floating-point pattern straight from the
 // definition (-1)^s * 2^(e - bias) * (1 + m / 2^mbits), with e == 0 meaning subnormal.
-double decode_by_definition(std::uint32_t bits, int exponent_bits, int mantissa_bits,
-                            bool ieee_specials) {
+double decode_by_definition(std::uint32_t bits, int exponent_bits, int mantissa_bits, bool ieee_specials) {
   const std::uint32_t mantissa = bits & ((1u << mantissa_bits) - 1);
   const std::uint32_t exponent = (bits >> mantissa_bits) & ((1u << exponent_bits) - 1);
   const bool negative = (bits >> (mantissa_bits + exponent_bits)) & 1u;
@@ -25,8 +24,8 @@ double decode_by_definition(std::uint32_t bits, int exponent_bits, int mantissa_
   const std::uint32_t all_ones = (1u << exponent_bits) - 1;
   double magnitude;
   if (ieee_specials && exponent == all_ones) {
-    magnitude = mantissa == 0 ? std::numeric_limits<double>::infinity()
-                              : std::numeric_limits<double>::quiet_NaN();
+    magnitude =
+        mantissa == 0 ? std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
   } else if (exponent == 0) {
     magnitude = std::ldexp(static_cast<double>(mantissa), 1 - bias - mantissa_bits);
   } else {
@@ -47,7 +46,8 @@ void expect_same_value(double expected, float actual, std::uint32_t bits) {
 
 TEST(DType, F16AllPatternsMatchDefinition) {
   for (std::uint32_t bits = 0; bits < 65536; ++bits) {
-    expect_same_value(decode_by_definition(bits, 5, 10, true), f16_to_f32(static_cast<std::uint16_t>(bits)), bits);
+    expect_same_value(decode_by_definition(bits, 5, 10, true), f16_to_f32(static_cast<std::uint16_t>(bits)),
+                      bits);
   }
 }
 
@@ -66,13 +66,15 @@ TEST(DType, F16AllPatternsMatchF16CInstruction) {
 
 TEST(DType, BF16AllPatternsMatchDefinition) {
   for (std::uint32_t bits = 0; bits < 65536; ++bits) {
-    expect_same_value(decode_by_definition(bits, 8, 7, true), bf16_to_f32(static_cast<std::uint16_t>(bits)), bits);
+    expect_same_value(decode_by_definition(bits, 8, 7, true), bf16_to_f32(static_cast<std::uint16_t>(bits)),
+                      bits);
   }
 }
 
 TEST(DType, F8E5M2AllPatternsMatchDefinition) {
   for (std::uint32_t bits = 0; bits < 256; ++bits) {
-    expect_same_value(decode_by_definition(bits, 5, 2, true), f8_e5m2_to_f32(static_cast<std::uint8_t>(bits)), bits);
+    expect_same_value(decode_by_definition(bits, 5, 2, true), f8_e5m2_to_f32(static_cast<std::uint8_t>(bits)),
+                      bits);
   }
 }
 

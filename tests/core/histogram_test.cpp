@@ -75,11 +75,11 @@ TEST(Histogram, Log2MagnitudeBins) {
   const Log2Histogram h = histogram_log2(view_of(v));
   EXPECT_EQ(h.min_exponent, -149);
   ASSERT_EQ(h.counts.size(), 152u);
-  EXPECT_EQ(h.counts[0], 1);          // 2^-149, the smallest f32 subnormal
-  EXPECT_EQ(h.counts[149 - 2], 1);    // 0.25
-  EXPECT_EQ(h.counts[149 + 0], 2);    // 1, 1.5
-  EXPECT_EQ(h.counts[149 + 1], 2);    // 2, 3
-  EXPECT_EQ(h.counts[149 + 2], 1);    // 4
+  EXPECT_EQ(h.counts[0], 1);        // 2^-149, the smallest f32 subnormal
+  EXPECT_EQ(h.counts[149 - 2], 1);  // 0.25
+  EXPECT_EQ(h.counts[149 + 0], 2);  // 1, 1.5
+  EXPECT_EQ(h.counts[149 + 1], 2);  // 2, 3
+  EXPECT_EQ(h.counts[149 + 2], 1);  // 4
   EXPECT_EQ(h.zero, 2);
   EXPECT_EQ(h.nan, 1);
 }

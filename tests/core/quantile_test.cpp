@@ -43,11 +43,21 @@ std::vector<double> mixed_data(std::size_t n, unsigned seed) {
   std::vector<double> v(n);
   for (std::size_t i = 0; i < n; ++i) {
     switch (i % 5) {
-      case 0: v[i] = normal(rng); break;
-      case 1: v[i] = lognormal(rng); break;
-      case 2: v[i] = -lognormal(rng); break;
-      case 3: v[i] = (i % 15 == 3) ? 0.0 : 1e-30 * normal(rng); break;
-      default: v[i] = 1e6 + normal(rng); break;
+      case 0:
+        v[i] = normal(rng);
+        break;
+      case 1:
+        v[i] = lognormal(rng);
+        break;
+      case 2:
+        v[i] = -lognormal(rng);
+        break;
+      case 3:
+        v[i] = (i % 15 == 3) ? 0.0 : 1e-30 * normal(rng);
+        break;
+      default:
+        v[i] = 1e6 + normal(rng);
+        break;
     }
   }
   return v;

@@ -92,8 +92,14 @@ std::vector<unsigned char> random_values(DType dtype, std::size_t n, std::mt1993
     const double x = normal(rng);
     unsigned char* p = out.data() + i * size;
     switch (dtype) {
-      case DType::f64: std::memcpy(p, &x, 8); break;
-      case DType::f32: { const float f = static_cast<float>(x); std::memcpy(p, &f, 4); break; }
+      case DType::f64:
+        std::memcpy(p, &x, 8);
+        break;
+      case DType::f32: {
+        const float f = static_cast<float>(x);
+        std::memcpy(p, &f, 4);
+        break;
+      }
       case DType::bf16: {  // truncate an f32
         const float f = static_cast<float>(x);
         std::uint32_t bits;
@@ -102,10 +108,26 @@ std::vector<unsigned char> random_values(DType dtype, std::size_t n, std::mt1993
         std::memcpy(p, &h, 2);
         break;
       }
-      case DType::i8: { const auto v = static_cast<std::int8_t>(x * 20); std::memcpy(p, &v, 1); break; }
-      case DType::i16: { const auto v = static_cast<std::int16_t>(x * 3000); std::memcpy(p, &v, 2); break; }
-      case DType::i32: { const auto v = static_cast<std::int32_t>(x * 1e8); std::memcpy(p, &v, 4); break; }
-      case DType::i64: { const auto v = static_cast<std::int64_t>(x * 1e15); std::memcpy(p, &v, 8); break; }
+      case DType::i8: {
+        const auto v = static_cast<std::int8_t>(x * 20);
+        std::memcpy(p, &v, 1);
+        break;
+      }
+      case DType::i16: {
+        const auto v = static_cast<std::int16_t>(x * 3000);
+        std::memcpy(p, &v, 2);
+        break;
+      }
+      case DType::i32: {
+        const auto v = static_cast<std::int32_t>(x * 1e8);
+        std::memcpy(p, &v, 4);
+        break;
+      }
+      case DType::i64: {
+        const auto v = static_cast<std::int64_t>(x * 1e15);
+        std::memcpy(p, &v, 8);
+        break;
+      }
       default: {  // f16, fp8, u8, bool: any bit pattern is a value; keep it random
         for (std::size_t b = 0; b < size; ++b) p[b] = static_cast<unsigned char>(rng());
       }
@@ -118,7 +140,8 @@ std::vector<Case> cases_for(DType dtype) {
   std::mt19937_64 rng(1234 + static_cast<unsigned>(dtype));
   const std::size_t size = dtype_size(dtype);
   std::vector<Case> cases;
-  for (std::size_t n : {0, 1, 2, 3, 5, 7, 15, 16, 17, 31, 33, 63, 65, 127, 1000, 16383, 16384, 16385, 40001}) {
+  for (std::size_t n :
+       {0, 1, 2, 3, 5, 7, 15, 16, 17, 31, 33, 63, 65, 127, 1000, 16383, 16384, 16385, 40001}) {
     cases.push_back({"random bits n=" + std::to_string(n), dtype, random_bits(n * size, rng)});
     cases.push_back({"random values n=" + std::to_string(n), dtype, random_values(dtype, n, rng)});
   }
@@ -132,19 +155,24 @@ std::vector<Case> cases_for(DType dtype) {
       repeat("all NaN", std::numeric_limits<double>::quiet_NaN(), n);
       repeat("all subnormal", 4.9e-320, n);
       cases.push_back({"+-max", dtype, pack(std::vector<double>{DBL_MAX, -DBL_MAX, DBL_MAX, 1.0, -DBL_MAX})});
-      cases.push_back({"mixed inf", dtype, pack(std::vector<double>{INFINITY, -INFINITY, 1.0, -INFINITY, 2.0, 0.0, -0.0})});
+      cases.push_back({"mixed inf", dtype,
+                       pack(std::vector<double>{INFINITY, -INFINITY, 1.0, -INFINITY, 2.0, 0.0, -0.0})});
       break;
     case DType::f32:
       repeat("all NaN", std::numeric_limits<float>::quiet_NaN(), n);
       repeat("all subnormal", 1e-41f, n);
       cases.push_back({"+-max", dtype, pack(std::vector<float>(n, FLT_MAX))});
-      cases.push_back({"mixed inf", dtype, pack(std::vector<float>{INFINITY, -INFINITY, 1.0f, -INFINITY, 2.0f, 0.0f, -0.0f, 3.0f, 4.0f})});
+      cases.push_back(
+          {"mixed inf", dtype,
+           pack(std::vector<float>{INFINITY, -INFINITY, 1.0f, -INFINITY, 2.0f, 0.0f, -0.0f, 3.0f, 4.0f})});
       break;
     case DType::f16:
       repeat("all NaN", std::uint16_t{0x7E00}, n);
       repeat("all subnormal", std::uint16_t{0x0155}, n);
       repeat("max", std::uint16_t{0x7BFF}, n);
-      cases.push_back({"mixed inf", dtype, pack(std::vector<std::uint16_t>{0x7C00, 0xFC00, 0x3C00, 0xFC00, 0x0000, 0x8000, 0xFBFF})});
+      cases.push_back(
+          {"mixed inf", dtype,
+           pack(std::vector<std::uint16_t>{0x7C00, 0xFC00, 0x3C00, 0xFC00, 0x0000, 0x8000, 0xFBFF})});
       break;
     case DType::bf16:
       repeat("all NaN", std::uint16_t{0x7FC0}, n);
@@ -202,7 +230,9 @@ TEST_P(StatsDifferential, EveryDTypeMatchesTheScalarReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllSupportedTargets, StatsDifferential, ::testing::ValuesIn(simd_targets()),
-                         [](const ::testing::TestParamInfo<std::string>& param_info) { return param_info.param; });
+                         [](const ::testing::TestParamInfo<std::string>& param_info) {
+                           return param_info.param;
+                         });
 
 TEST(StatsDifferential, AtLeastOneVectorTargetIsSupported) {
   const auto targets = simd_targets();

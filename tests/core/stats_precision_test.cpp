@@ -64,7 +64,8 @@ TEST(StatsPrecision, OutlierFirstElementDoesNotCostPrecision) {
   }
   const auto n = static_cast<std::int64_t>(values.size());
   const Int128 numerator = static_cast<Int128>(n) * sum_k2 - static_cast<Int128>(sum_k) * sum_k;
-  const long double exact_variance = std::ldexp(static_cast<long double>(numerator) / (static_cast<long double>(n) * n), -20);
+  const long double exact_variance =
+      std::ldexp(static_cast<long double>(numerator) / (static_cast<long double>(n) * n), -20);
   const Stats s = compute_stats(TensorView(values.data(), DType::f64, {n}));
   EXPECT_LE(std::fabs((s.variance - exact_variance) / exact_variance), 1e-12L);
 }
@@ -81,7 +82,8 @@ TEST(StatsPrecision, F32MeanAndVarianceAgainstLongDoubleTwoPass) {
   long double m2 = 0;
   for (float x : values) m2 += (x - mean) * (x - mean);
   const long double variance = m2 / values.size();
-  const Stats s = compute_stats(TensorView(values.data(), DType::f32, {static_cast<std::int64_t>(values.size())}));
+  const Stats s =
+      compute_stats(TensorView(values.data(), DType::f32, {static_cast<std::int64_t>(values.size())}));
   EXPECT_LE(std::fabs((s.mean - mean) / mean), 1e-13L);
   EXPECT_LE(std::fabs((s.variance - variance) / variance), 1e-11L);
 }

@@ -197,9 +197,9 @@ std::vector<float> random_floats(std::size_t n, unsigned seed) {
 TEST(Stats, StridedViewsMatchContiguousCopiesBitForBit) {
   const auto data = random_floats(300 * 257, 1);
   const TensorView v(data.data(), DType::f32, {300, 257});
-  const std::vector<TensorView> views = {
-      v.transposed(0, 1), v.sliced(1, 3, 250, 7), v.flipped(0), v.flipped(1).sliced(0, 10, 290, 3),
-      v.sliced(0, 5, 6).broadcast(0, 1000)};
+  const std::vector<TensorView> views = {v.transposed(0, 1), v.sliced(1, 3, 250, 7), v.flipped(0),
+                                         v.flipped(1).sliced(0, 10, 290, 3),
+                                         v.sliced(0, 5, 6).broadcast(0, 1000)};
   for (const TensorView& view : views) {
     SCOPED_TRACE(view.describe());
     const Tensor copy = Tensor::copy_of(view);

@@ -24,11 +24,15 @@ inline void expect_identical(const Stats& a, const Stats& b) {
   EXPECT_EQ(a.subnormal, b.subnormal);
   EXPECT_EQ(a.negative, b.negative);
   EXPECT_EQ(a.positive, b.positive);
-  for (auto [x, y, name] : {std::tuple{a.min, b.min, "min"}, {a.max, b.max, "max"},
+  for (auto [x, y, name] : {std::tuple{a.min, b.min, "min"},
+                            {a.max, b.max, "max"},
                             {a.abs_max, b.abs_max, "abs_max"},
                             {a.min_abs_nonzero, b.min_abs_nonzero, "min_abs_nonzero"},
-                            {a.mean, b.mean, "mean"}, {a.variance, b.variance, "variance"},
-                            {a.std, b.std, "std"}, {a.l1, b.l1, "l1"}, {a.l2, b.l2, "l2"},
+                            {a.mean, b.mean, "mean"},
+                            {a.variance, b.variance, "variance"},
+                            {a.std, b.std, "std"},
+                            {a.l1, b.l1, "l1"},
+                            {a.l2, b.l2, "l2"},
                             {a.headroom, b.headroom, "headroom"}}) {
     EXPECT_TRUE(identical(x, y)) << name << ": " << x << " vs " << y;
   }

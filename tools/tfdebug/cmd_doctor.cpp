@@ -1,8 +1,8 @@
 // tfdebug doctor: what this build and this machine offer, with a self-test of every SIMD target
 // against the scalar reference. tfdebug dtypes: the facts about each element type.
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <thread>
 #include <vector>
@@ -67,7 +67,8 @@ void run_doctor(bool json) {
     t.add("hardware threads", std::to_string(threads));
     t.add("stats kernel", best_simd_target() + " (chosen at run time)");
     for (const auto& [name, ok] : results) {
-      t.add("  " + name, paint(ok ? "self-test ok" : "self-test FAILED", ok ? Tone::good : Tone::bad, colour));
+      t.add("  " + name,
+            paint(ok ? "self-test ok" : "self-test FAILED", ok ? Tone::good : Tone::bad, colour));
     }
     t.print(stdout);
   }
@@ -99,7 +100,8 @@ void run_dtypes(bool json) {
   for (DType d : all_dtypes()) {
     const DTypeInfo& i = dtype_info(d);
     std::printf("  %-10s %5zu %14s %14s %14s\n", std::string(i.name).c_str(), i.size,
-                format_number(i.max_finite).c_str(), i.is_floating ? format_number(i.min_normal).c_str() : "-",
+                format_number(i.max_finite).c_str(),
+                i.is_floating ? format_number(i.min_normal).c_str() : "-",
                 i.is_floating ? format_number(i.min_subnormal).c_str() : "-");
   }
 }

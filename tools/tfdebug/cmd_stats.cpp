@@ -45,7 +45,8 @@ std::vector<std::int64_t> parse_shape(const std::string& text, std::int64_t elem
       used = 0;
     }
     if (used != token.size() || value < -1) {
-      throw Error("--shape '" + text + "': '" + token + "' is not a dimension (a non-negative integer, or -1 once)");
+      throw Error("--shape '" + text + "': '" + token +
+                  "' is not a dimension (a non-negative integer, or -1 once)");
     }
     if (value == -1) {
       if (inferred >= 0) throw Error("--shape '" + text + "': only one dimension may be -1");
@@ -79,7 +80,8 @@ std::vector<std::int64_t> parse_shape(const std::string& text, std::int64_t elem
 std::string percent(std::int64_t part, std::int64_t whole) {
   if (whole == 0) return "";
   char buffer[32];
-  std::snprintf(buffer, sizeof buffer, " (%.3g%%)", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+  std::snprintf(buffer, sizeof buffer, " (%.3g%%)",
+                100.0 * static_cast<double>(part) / static_cast<double>(whole));
   return buffer;
 }
 
@@ -105,8 +107,9 @@ void run_stats(const StatsArgs& args) {
   if (args.shape.empty()) {
     if (available % size != 0) {
       throw Error(args.path + ": " + std::to_string(available) + " bytes after offset " +
-                  std::to_string(args.offset) + " are not a whole number of " + std::string(dtype_name(dtype)) +
-                  " elements (" + std::to_string(size) + " bytes each); pass --offset or check --dtype");
+                  std::to_string(args.offset) + " are not a whole number of " +
+                  std::string(dtype_name(dtype)) + " elements (" + std::to_string(size) +
+                  " bytes each); pass --offset or check --dtype");
     }
     shape = {static_cast<std::int64_t>(available / size)};
   } else {
@@ -114,15 +117,16 @@ void run_stats(const StatsArgs& args) {
     const std::int64_t n = checked_numel(shape, "--shape " + args.shape);
     std::size_t needed = 0;
     if (__builtin_mul_overflow(static_cast<std::size_t>(n), size, &needed) || needed != available) {
-      throw Error(args.path + ": --shape " + args.shape + " of " + std::string(dtype_name(dtype)) + " needs " +
-                  std::to_string(static_cast<std::uint64_t>(n) * size) + " bytes, but the file has " +
-                  std::to_string(available) + " bytes after offset " + std::to_string(args.offset));
+      throw Error(args.path + ": --shape " + args.shape + " of " + std::string(dtype_name(dtype)) +
+                  " needs " + std::to_string(static_cast<std::uint64_t>(n) * size) +
+                  " bytes, but the file has " + std::to_string(available) + " bytes after offset " +
+                  std::to_string(args.offset));
     }
   }
   const TensorView view(file.bytes().data() + args.offset, dtype, shape);
   const Stats s = compute_stats(view, options);
-  const Histogram histogram =
-      s.finite() > 0 ? histogram_fixed(view, args.bins, s.min, s.max) : histogram_fixed(view, args.bins, 0, 0);
+  const Histogram histogram = s.finite() > 0 ? histogram_fixed(view, args.bins, s.min, s.max)
+                                             : histogram_fixed(view, args.bins, 0, 0);
   std::vector<double> quantile_values;
   if (s.finite() > 0 && !args.quantiles.empty()) quantile_values = quantiles_exact(view, args.quantiles);
 
@@ -171,8 +175,8 @@ void run_stats(const StatsArgs& args) {
                 tone, colour));
   }
   if (s.finite() > 0) {
-    t.add("histogram", "[" + format_number(histogram.edges.front()) + " " + sparkline(histogram.counts) + " " +
-                           format_number(histogram.edges.back()) + "]");
+    t.add("histogram", "[" + format_number(histogram.edges.front()) + " " + sparkline(histogram.counts) +
+                           " " + format_number(histogram.edges.back()) + "]");
   }
   std::string q;
   for (std::size_t i = 0; i < quantile_values.size(); ++i) {
@@ -189,14 +193,19 @@ void register_stats(CLI::App& app) {
   auto args = std::make_shared<StatsArgs>();
   CLI::App* cmd = app.add_subcommand(
       "stats", "Statistics of a raw tensor file: NaN/Inf counts, range, moments, histogram, dtype fit");
-  cmd->add_option("file", args->path, "Raw little-endian tensor data (e.g. numpy's ndarray.tofile)")->required();
-  cmd->add_option("--dtype", args->dtype, "Element type: f64 f32 f16 bf16 f8_e4m3fn f8_e5m2 i8 i16 i32 i64 u8 bool")
+  cmd->add_option("file", args->path, "Raw little-endian tensor data (e.g. numpy's ndarray.tofile)")
+      ->required();
+  cmd->add_option("--dtype", args->dtype,
+                  "Element type: f64 f32 f16 bf16 f8_e4m3fn f8_e5m2 i8 i16 i32 i64 u8 bool")
       ->capture_default_str();
   cmd->add_option("--shape", args->shape, "Shape, e.g. 4096,4096 (one -1 is inferred); default 1-D");
   cmd->add_option("--offset", args->offset, "Bytes to skip at the start of the file")->capture_default_str();
-  cmd->add_option("--target-dtype", args->target, "Also measure how the values fit this dtype (f16, bf16, fp8-e4m3, fp8-e5m2)");
+  cmd->add_option("--target-dtype", args->target,
+                  "Also measure how the values fit this dtype (f16, bf16, fp8-e4m3, fp8-e5m2)");
   cmd->add_option("--bins", args->bins, "Histogram bins over [min, max]")->capture_default_str();
-  cmd->add_option("--quantiles", args->quantiles, "Probabilities for exact quantiles")->delimiter(',')->capture_default_str();
+  cmd->add_option("--quantiles", args->quantiles, "Probabilities for exact quantiles")
+      ->delimiter(',')
+      ->capture_default_str();
   cmd->add_option("--threads", args->threads, "Worker threads (0 = one per core)")->capture_default_str();
   cmd->add_option("--simd", args->simd, "SIMD target: auto, reference, or one that `tfdebug doctor` lists")
       ->capture_default_str();

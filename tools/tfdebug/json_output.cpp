@@ -5,7 +5,9 @@
 namespace tfdebug::cli {
 namespace {
 
-nlohmann::json number(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
+nlohmann::json number(double x) {
+  return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr);
+}
 
 }  // namespace
 
@@ -45,7 +47,7 @@ nlohmann::json to_json(const Stats& s) {
 nlohmann::json to_json(const Histogram& h) {
   nlohmann::json edges = nlohmann::json::array();
   for (double e : h.edges) edges.push_back(number(e));
-  return {{"edges", edges}, {"counts", h.counts}, {"below", h.below}, {"above", h.above},
+  return {{"edges", edges}, {"counts", h.counts},   {"below", h.below},    {"above", h.above},
           {"nan", h.nan},   {"pos_inf", h.pos_inf}, {"neg_inf", h.neg_inf}};
 }
 

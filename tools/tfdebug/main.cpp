@@ -8,12 +8,13 @@
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/version.hpp"
 
-int main(int argc, char** argv) {
-  CLI::App app{
-      "tfdebug " TFDEBUG_VERSION_STRING
-      " - debugging and understanding transformer models.\n"
-      "Finds NaN/Inf, dead and saturated values, range problems for f16/bf16/fp8, and more.",
-      "tfdebug"};
+namespace {
+
+int run(int argc, char** argv) {
+  CLI::App app{"tfdebug " TFDEBUG_VERSION_STRING
+               " - debugging and understanding transformer models.\n"
+               "Finds NaN/Inf, dead and saturated values, range problems for f16/bf16/fp8, and more.",
+               "tfdebug"};
   app.set_version_flag("--version", "tfdebug " TFDEBUG_VERSION_STRING);
   app.require_subcommand(1);
   app.footer(
@@ -43,4 +44,15 @@ int main(int argc, char** argv) {
     return 3;
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (...) {
+    std::fputs("tfdebug: unexpected failure\n", stderr);
+    return 3;
+  }
 }

@@ -19,12 +19,23 @@ std::string paint(const std::string& text, Tone tone, bool colour) {
   if (!colour || tone == Tone::plain) return text;
   const char* code = "";
   switch (tone) {
-    case Tone::good: code = "\033[32m"; break;
-    case Tone::warn: code = "\033[33m"; break;
-    case Tone::bad: code = "\033[1;31m"; break;
-    case Tone::dim: code = "\033[2m"; break;
-    case Tone::bold: code = "\033[1m"; break;
-    case Tone::plain: break;
+    case Tone::good:
+      code = "\033[32m";
+      break;
+    case Tone::warn:
+      code = "\033[33m";
+      break;
+    case Tone::bad:
+      code = "\033[1;31m";
+      break;
+    case Tone::dim:
+      code = "\033[2m";
+      break;
+    case Tone::bold:
+      code = "\033[1m";
+      break;
+    case Tone::plain:
+      break;
   }
   return code + text + "\033[0m";
 }

@@ -43,11 +43,11 @@ struct DTypeInfo {
   std::string_view name;  // canonical short name: "f32", "bf16", "f8_e4m3fn", "bool"
   std::size_t size;       // bytes per element
   bool is_floating;
-  bool has_infinity;      // f8_e4m3fn and the integers have none
-  double max_finite;      // largest finite value (for integers: the largest value)
-  double lowest;          // most negative finite value
-  double min_normal;      // smallest positive normal value (integers: 1)
-  double min_subnormal;   // smallest positive value (integers: 1)
+  bool has_infinity;     // f8_e4m3fn and the integers have none
+  double max_finite;     // largest finite value (for integers: the largest value)
+  double lowest;         // most negative finite value
+  double min_normal;     // smallest positive normal value (integers: 1)
+  double min_subnormal;  // smallest positive value (integers: 1)
 };
 
 // Facts about `dtype`. Never fails.

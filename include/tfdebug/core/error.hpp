@@ -29,9 +29,9 @@ namespace detail {
 
 }  // namespace tfdebug
 
-#define TFDEBUG_ASSERT(condition, message)                                        \
-  do {                                                                            \
-    if (!(condition)) [[unlikely]] {                                              \
+#define TFDEBUG_ASSERT(condition, message)                                       \
+  do {                                                                           \
+    if (!(condition)) [[unlikely]] {                                             \
       ::tfdebug::detail::assert_fail(#condition, (message), __FILE__, __LINE__); \
-    }                                                                             \
+    }                                                                            \
   } while (false)

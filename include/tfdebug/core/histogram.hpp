@@ -18,10 +18,10 @@
 namespace tfdebug {
 
 struct Histogram {
-  std::vector<double> edges;          // fixed: bins + 1 edges; tensorflow: the bucket limits
-  std::vector<std::int64_t> counts;   // one per bin (tensorflow: one per limit)
-  std::int64_t below = 0;             // finite values < edges.front() (fixed bins only)
-  std::int64_t above = 0;             // finite values > edges.back() (fixed bins only)
+  std::vector<double> edges;         // fixed: bins + 1 edges; tensorflow: the bucket limits
+  std::vector<std::int64_t> counts;  // one per bin (tensorflow: one per limit)
+  std::int64_t below = 0;            // finite values < edges.front() (fixed bins only)
+  std::int64_t above = 0;            // finite values > edges.back() (fixed bins only)
   std::int64_t nan = 0;
   std::int64_t pos_inf = 0;
   std::int64_t neg_inf = 0;
@@ -39,7 +39,7 @@ Histogram histogram_fixed(TensorView view, int bins);
 // e = min_exponent + k, for every exponent from the smallest to the largest present.
 struct Log2Histogram {
   int min_exponent = 0;
-  std::vector<std::int64_t> counts;   // positive and negative values together
+  std::vector<std::int64_t> counts;  // positive and negative values together
   std::int64_t zero = 0;
   std::int64_t nan = 0, pos_inf = 0, neg_inf = 0;
 };

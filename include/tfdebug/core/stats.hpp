@@ -46,11 +46,11 @@ struct StatsOptions {
 
 struct TargetFit {
   DType dtype = DType::f16;
-  double headroom = 0;                  // abs_max / max_finite(dtype)
-  std::int64_t overflow = 0;            // finite, |x| > max_finite(dtype)
-  std::int64_t underflow = 0;           // non-zero, |x| <= min_subnormal(dtype) / 2
-  std::int64_t subnormal = 0;           // non-zero, |x| < min_normal(dtype)
-  double overflow_fraction = 0;         // of all elements
+  double headroom = 0;           // abs_max / max_finite(dtype)
+  std::int64_t overflow = 0;     // finite, |x| > max_finite(dtype)
+  std::int64_t underflow = 0;    // non-zero, |x| <= min_subnormal(dtype) / 2
+  std::int64_t subnormal = 0;    // non-zero, |x| < min_normal(dtype)
+  double overflow_fraction = 0;  // of all elements
   double underflow_fraction = 0;
 };
 

@@ -59,7 +59,7 @@ class TensorView {
   // Views of the same memory. Each checks its arguments and throws tfdebug::Error.
   TensorView transposed(int dim0, int dim1) const;
   TensorView sliced(int dim, std::int64_t start, std::int64_t stop, std::int64_t step = 1) const;
-  TensorView flipped(int dim) const;  // negative stride
+  TensorView flipped(int dim) const;                       // negative stride
   TensorView broadcast(int dim, std::int64_t size) const;  // dimension of size 1 -> zero stride
 
   // "f32[4, 3]" or "f32[3, 4] strides [1, 3]".
