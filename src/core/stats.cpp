@@ -163,14 +163,15 @@ Partial chunk_partial(ChunkKernelFn kernel, const void* data, std::int64_t n, DT
   }
   double m2 = s.s2 - s.s1 * s.s1 / nf;
   if (s.s2 > 0 && m2 < s.s2 * 0x1p-10) {  // Note [Shifted moments]: re-centre and rerun.
-    params.shift += s.s1 / nf;
+    params.shift = s.shift + s.s1 / nf;
     ChunkSums again;
     kernel(data, n, dtype, params, &again);
+    s.shift = again.shift;
     s.s1 = again.s1;
     s.s2 = again.s2;
     m2 = s.s2 - s.s1 * s.s1 / nf;
   }
-  p.shift = params.shift;
+  p.shift = s.shift;
   p.offset = s.s1 / nf;
   p.variance = std::max(m2, 0.0) / nf;
   p.mean_abs = s.sabs / nf;
@@ -186,7 +187,7 @@ std::string upper(std::string_view s) {
 ChunkKernelFn resolve_kernel(const std::string& simd) {
   const std::string wanted = upper(simd);
   if (wanted == "REFERENCE" || wanted == "SCALAR") return &detail::scalar_chunk_kernel;
-  const auto kernels = detail::supported_kernels();
+  const auto& kernels = detail::supported_kernels();
   if (wanted == "AUTO" && !kernels.empty()) return kernels.front().fn;
   for (const auto& k : kernels) {
     if (wanted == k.name) return k.fn;
@@ -205,7 +206,7 @@ std::vector<std::string> simd_targets() {
 }
 
 std::string best_simd_target() {
-  const auto kernels = detail::supported_kernels();
+  const auto& kernels = detail::supported_kernels();
   return kernels.empty() ? "reference" : kernels.front().name;
 }
 
@@ -216,6 +217,7 @@ Stats compute_stats(TensorView view, const StatsOptions& options) {
 
   KernelParams params;
   params.subnormal_below = info.min_normal;
+  params.exact = options.exact;
   if (options.target) {
     const DTypeInfo& target = dtype_info(*options.target);
     if (!target.is_floating) {

@@ -17,6 +17,7 @@ inline constexpr std::int64_t kStatsChunk = 16384;
 struct KernelParams {
   double shift = 0;            // K in Note [Shifted moments]
   double subnormal_below = 0;  // smallest normal of the input dtype
+  bool exact = false;          // f32-lane inputs: widen every value (Note [Block partials])
   bool want_target = false;
   double target_max = 0;         // overflow: finite and |x| > target_max
   double target_flush = 0;       // underflow: x != 0 and |x| <= target_flush
@@ -30,9 +31,10 @@ struct ChunkSums {
   std::int64_t nan = 0, pos_inf = 0, neg_inf = 0, zero = 0, subnormal = 0, negative = 0;
   std::int64_t target_overflow = 0, target_underflow = 0, target_subnormal = 0;
   double min = 0, max = 0, abs_max = 0, min_abs_nonzero = 0;
-  double s1 = 0;    // sum of (x - shift) over finite x
-  double s2 = 0;    // sum of (x - shift)^2 over finite x
-  double sabs = 0;  // sum of |x| over finite x
+  double shift = 0;  // the shift actually subtracted: params.shift rounded to the compute type
+  double s1 = 0;     // sum of (x - shift) over finite x
+  double s2 = 0;     // sum of (x - shift)^2 over finite x
+  double sabs = 0;   // sum of |x| over finite x
 };
 
 using ChunkKernelFn = void (*)(const void* data, std::int64_t n, DType dtype, const KernelParams& params,
@@ -45,7 +47,7 @@ struct KernelTarget {
 };
 
 // Kernels compiled into this build that the CPU supports, best first.
-std::vector<KernelTarget> supported_kernels();
+const std::vector<KernelTarget>& supported_kernels();
 
 // The plain scalar chunk kernel with the same contract; the reference for the SIMD targets.
 void scalar_chunk_kernel(const void* data, std::int64_t n, DType dtype, const KernelParams& params,

@@ -12,6 +12,7 @@ void scalar_chunk_kernel(const void* data, std::int64_t n, DType dtype, const Ke
   constexpr double kInf = std::numeric_limits<double>::infinity();
   ChunkSums s;
   s.count = n;
+  s.shift = params.shift;
   s.min = kInf;
   s.max = -kInf;
   s.abs_max = 0;

@@ -70,7 +70,8 @@ TEST(StatsPrecision, OutlierFirstElementDoesNotCostPrecision) {
   EXPECT_LE(std::fabs((s.variance - exact_variance) / exact_variance), 1e-12L);
 }
 
-// f32 data: moments are accumulated in f64, so they are far better than f32 arithmetic.
+// f32 data: exact mode agrees with a long-double two-pass reference to ~1e-15; the default
+// fast mode (f32 block partials) stays within its documented 1e-7 and is ~1e-9 here.
 TEST(StatsPrecision, F32MeanAndVarianceAgainstLongDoubleTwoPass) {
   std::vector<float> values(10'000'000);
   std::mt19937 rng(5);
@@ -82,10 +83,15 @@ TEST(StatsPrecision, F32MeanAndVarianceAgainstLongDoubleTwoPass) {
   long double m2 = 0;
   for (float x : values) m2 += (x - mean) * (x - mean);
   const long double variance = m2 / values.size();
-  const Stats s =
-      compute_stats(TensorView(values.data(), DType::f32, {static_cast<std::int64_t>(values.size())}));
-  EXPECT_LE(std::fabs((s.mean - mean) / mean), 1e-13L);
-  EXPECT_LE(std::fabs((s.variance - variance) / variance), 1e-11L);
+  const TensorView view(values.data(), DType::f32, {static_cast<std::int64_t>(values.size())});
+  StatsOptions exact;
+  exact.exact = true;
+  const Stats e = compute_stats(view, exact);
+  EXPECT_LE(std::fabs((e.mean - mean) / mean), 1e-13L);
+  EXPECT_LE(std::fabs((e.variance - variance) / variance), 1e-11L);
+  const Stats f = compute_stats(view);
+  EXPECT_LE(std::fabs((f.mean - mean) / mean), 1e-7L);
+  EXPECT_LE(std::fabs((f.variance - variance) / variance), 1e-7L);
 }
 
 }  // namespace
