@@ -14,6 +14,7 @@
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "stats_kernel.cpp"
+#include <hwy/cache_control.h>
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
@@ -81,6 +82,22 @@ HWY_INLINE hn::Vec<DF> LoadBF16(DF df, const std::uint8_t* p) {
   const auto bits = hn::PromoteTo(du, hn::LoadU(du16, reinterpret_cast<const std::uint16_t*>(p)));
   return hn::BitCast(df, hn::ShiftLeft<16>(bits));
 }
+
+// bf16 is the top half of f32: one full-width load holds two vectors' worth, the even
+// elements in the low halves of the u32 lanes and the odd ones in the high halves.
+struct BF16Loader {
+  template <class DF>
+  HWY_INLINE hn::Vec<DF> operator()(DF df, const std::uint8_t* p) const {
+    return LoadBF16(df, p);
+  }
+  template <class DF>
+  HWY_INLINE void Pair(DF df, const std::uint8_t* p, hn::Vec<DF>& even, hn::Vec<DF>& odd) const {
+    const hn::RebindToUnsigned<DF> du;
+    const auto bits = hn::LoadU(du, reinterpret_cast<const std::uint32_t*>(p));
+    even = hn::BitCast(df, hn::ShiftLeft<16>(bits));
+    odd = hn::BitCast(df, hn::And(bits, hn::Set(du, 0xFFFF0000u)));
+  }
+};
 
 // Note [fp8 through f16] in dtype.cpp.
 template <class DF>
@@ -371,15 +388,33 @@ void Finish(D d, Acc<D>& acc, ChunkSums* out) {
   out->sabs = SumLanes(dd, acc.sabsa) + SumLanes(dd, acc.sabsb);
 }
 
+// Loaders may offer Pair(d, p, a, b): 2 * Lanes(d) elements as two vectors in any lane order
+// (every statistic is order-independent), when that is cheaper than two plain loads.
+template <class Loader, class D>
+concept PairLoader = requires(const Loader& l, D d, const std::uint8_t* q, hn::Vec<D>& v) {
+  l.Pair(d, q, v, v);
+};
+
 template <bool kTarget, bool kWide, class D, class Loader>
 HWY_INLINE void FastBody(D d, Acc<D>& acc, const std::uint8_t* p, std::int64_t body, std::size_t elem_size,
-                         const Limits<D>& lim, double shift, Loader load) {
+                         const Limits<D>& lim, double shift, const Loader& load) {
   const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(d));
   const std::int64_t block = kBlockVectors * lanes;
   std::int64_t i = 0;
   for (; i + block <= body; i += block) {
-    for (std::int64_t j = 0; j < block; j += lanes)
-      FastStep<kTarget, kWide>(d, acc, load(d, p + (i + j) * elem_size), lim, shift);
+    // Streaming from DRAM: ask for the data a few blocks ahead while this one is computed.
+    hwy::Prefetch(p + (i + 4 * block) * static_cast<std::int64_t>(elem_size));
+    if constexpr (PairLoader<Loader, D>) {
+      for (std::int64_t j = 0; j < block; j += 2 * lanes) {
+        hn::Vec<D> a, b;
+        load.Pair(d, p + (i + j) * elem_size, a, b);
+        FastStep<kTarget, kWide>(d, acc, a, lim, shift);
+        FastStep<kTarget, kWide>(d, acc, b, lim, shift);
+      }
+    } else {
+      for (std::int64_t j = 0; j < block; j += lanes)
+        FastStep<kTarget, kWide>(d, acc, load(d, p + (i + j) * elem_size), lim, shift);
+    }
     FoldBlock(d, acc);
   }
   for (; i < body; i += lanes) FastStep<kTarget, kWide>(d, acc, load(d, p + i * elem_size), lim, shift);
@@ -463,9 +498,7 @@ void ChunkKernel(const void* data, std::int64_t n, DType dtype, const KernelPara
           params.exact, df, p, n, size, params, [](auto d, const std::uint8_t* q) { return LoadF16(d, q); },
           out);
     case DType::bf16:
-      return RunWith(
-          params.exact, df, p, n, size, params, [](auto d, const std::uint8_t* q) { return LoadBF16(d, q); },
-          out);
+      return RunWith(params.exact, df, p, n, size, params, BF16Loader{}, out);
     case DType::f8_e4m3fn:
       return RunWith(
           params.exact, df, p, n, size, params,
