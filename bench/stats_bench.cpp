@@ -109,7 +109,8 @@ constexpr std::size_t kSmall = std::size_t{256} << 10;
 void register_all() {
   for (DType dtype : {DType::f32, DType::bf16, DType::f16}) {
     for (std::size_t size : {kSmall, kLarge}) {
-      const std::string suffix = std::string(tfdebug::dtype_name(dtype)) + "/" + (size == kLarge ? "256MiB" : "256KiB");
+      const std::string suffix =
+          std::string(tfdebug::dtype_name(dtype)) + "/" + (size == kLarge ? "256MiB" : "256KiB");
       benchmark::RegisterBenchmark(("stats/" + suffix).c_str(), BM_Stats, dtype, size);
       benchmark::RegisterBenchmark(("readsum/" + suffix).c_str(), BM_ReadSum, dtype, size);
     }

@@ -273,7 +273,10 @@ HWY_INLINE void AddMoments(D d, Acc<D>& acc, hn::Vec<D> v, hn::Vec<D> magnitude,
 
 // Note [Fast and careful passes]: the fast step assumes every value is finite. A NaN or Inf
 // reaches the block sums (x - K is then NaN or Inf) and is caught when the chunk ends.
-template <bool kTarget, bool kWide, class D>
+// kInlineSubnormal: count values below the dtype's smallest normal here (f16, fp8, whose
+// subnormal ranges real data reaches); otherwise they are recounted only when the chunk's
+// smallest magnitude shows there are any (CountBelowNormal).
+template <bool kTarget, bool kWide, bool kInlineSubnormal, class D>
 HWY_INLINE void FastStep(D d, Acc<D>& acc, hn::Vec<D> v, const Limits<D>& lim, double shift) {
   const hn::RebindToUnsigned<D> du;
   const auto zero = hn::Zero(d);
@@ -283,7 +286,9 @@ HWY_INLINE void FastStep(D d, Acc<D>& acc, hn::Vec<D> v, const Limits<D>& lim, d
   acc.min_abs_m1 = hn::Min(acc.min_abs_m1, hn::Sub(hn::BitCast(du, magnitude), hn::Set(du, 1)));
   acc.zero += static_cast<std::int64_t>(hn::CountTrue(d, hn::Eq(v, zero)));
   acc.negative += static_cast<std::int64_t>(hn::CountTrue(d, hn::Lt(v, zero)));
-  acc.below_normal += static_cast<std::int64_t>(hn::CountTrue(d, hn::Lt(magnitude, lim.subnormal_below)));
+  if constexpr (kInlineSubnormal) {
+    acc.below_normal += static_cast<std::int64_t>(hn::CountTrue(d, hn::Lt(magnitude, lim.subnormal_below)));
+  }
   if constexpr (kTarget) {
     acc.t_over += static_cast<std::int64_t>(hn::CountTrue(d, hn::Gt(magnitude, lim.target_max)));
     acc.t_at_most_flush += static_cast<std::int64_t>(hn::CountTrue(d, hn::Le(magnitude, lim.target_flush)));
@@ -350,8 +355,6 @@ HWY_INLINE double SumLanes(D d, hn::Vec<D> v) {
 template <class D>
 void Finish(D d, Acc<D>& acc, ChunkSums* out) {
   using T = hn::TFromD<D>;
-  using U = hn::TFromD<hn::RebindToUnsigned<D>>;
-  const hn::RebindToUnsigned<D> du;
   const hn::Repartition<double, D> dd;
   FoldBlock(d, acc);
   HWY_ALIGN T lanes[hn::MaxLanes(d)];
@@ -362,17 +365,7 @@ void Finish(D d, Acc<D>& acc, ChunkSums* out) {
   hn::Store(acc.max, d, lanes);
   for (size_t i = 0; i < hn::Lanes(d); ++i) out->max = std::max<double>(out->max, lanes[i]);
   out->abs_max = std::max(0.0, std::max(out->max, -out->min));
-  HWY_ALIGN U uints[hn::MaxLanes(du)];
-  hn::Store(acc.min_abs_m1, du, uints);
-  U min_abs_m1 = hwy::LimitsMax<U>();
-  for (size_t i = 0; i < hn::Lanes(du); ++i) min_abs_m1 = std::min(min_abs_m1, uints[i]);
-  const auto min_abs_bits = static_cast<U>(min_abs_m1 + 1);
-  T min_abs;
-  std::memcpy(&min_abs, &min_abs_bits, sizeof(T));
-  // All lanes zero (bits 0 - 1 wrapped) or only non-finite (bits of Inf) mean "none".
-  out->min_abs_nonzero = (min_abs_bits == 0 || !(min_abs < std::numeric_limits<T>::infinity()))
-                             ? std::numeric_limits<double>::infinity()
-                             : static_cast<double>(min_abs);
+  out->min_abs_nonzero = MinAbsNonzero(d, acc);
   // Zeros sit below every threshold: take them out of the "below" counts.
   out->zero = acc.zero;
   out->negative = acc.negative;
@@ -395,7 +388,7 @@ concept PairLoader = requires(const Loader& l, D d, const std::uint8_t* q, hn::V
   l.Pair(d, q, v, v);
 };
 
-template <bool kTarget, bool kWide, class D, class Loader>
+template <bool kTarget, bool kWide, bool kInlineSubnormal, class D, class Loader>
 HWY_INLINE void FastBody(D d, Acc<D>& acc, const std::uint8_t* p, std::int64_t body, std::size_t elem_size,
                          const Limits<D>& lim, double shift, const Loader& load) {
   const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(d));
@@ -408,16 +401,50 @@ HWY_INLINE void FastBody(D d, Acc<D>& acc, const std::uint8_t* p, std::int64_t b
       for (std::int64_t j = 0; j < block; j += 2 * lanes) {
         hn::Vec<D> a, b;
         load.Pair(d, p + (i + j) * elem_size, a, b);
-        FastStep<kTarget, kWide>(d, acc, a, lim, shift);
-        FastStep<kTarget, kWide>(d, acc, b, lim, shift);
+        FastStep<kTarget, kWide, kInlineSubnormal>(d, acc, a, lim, shift);
+        FastStep<kTarget, kWide, kInlineSubnormal>(d, acc, b, lim, shift);
       }
     } else {
       for (std::int64_t j = 0; j < block; j += lanes)
-        FastStep<kTarget, kWide>(d, acc, load(d, p + (i + j) * elem_size), lim, shift);
+        FastStep<kTarget, kWide, kInlineSubnormal>(d, acc, load(d, p + (i + j) * elem_size), lim, shift);
     }
     FoldBlock(d, acc);
   }
-  for (; i < body; i += lanes) FastStep<kTarget, kWide>(d, acc, load(d, p + i * elem_size), lim, shift);
+  for (; i < body; i += lanes)
+    FastStep<kTarget, kWide, kInlineSubnormal>(d, acc, load(d, p + i * elem_size), lim, shift);
+}
+
+// Values below the dtype's smallest normal (zeros included), for chunks whose fast pass did not
+// count them. Only called when the chunk holds a subnormal, which is rare for f32 and bf16.
+template <class D, class Loader>
+HWY_NOINLINE std::int64_t CountBelowNormal(D d, const std::uint8_t* p, std::int64_t body,
+                                           std::size_t elem_size, const Limits<D>& lim, const Loader& load) {
+  const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(d));
+  std::int64_t count = 0;
+  for (std::int64_t i = 0; i < body; i += lanes) {
+    count += static_cast<std::int64_t>(
+        hn::CountTrue(d, hn::Lt(hn::Abs(load(d, p + i * elem_size)), lim.subnormal_below)));
+  }
+  return count;
+}
+
+template <class D>
+HWY_INLINE double MinAbsNonzero(D d, const Acc<D>& acc) {
+  using T = hn::TFromD<D>;
+  using U = hn::TFromD<hn::RebindToUnsigned<D>>;
+  const hn::RebindToUnsigned<D> du;
+  HWY_ALIGN U uints[hn::MaxLanes(du)];
+  hn::Store(acc.min_abs_m1, du, uints);
+  U min_abs_m1 = hwy::LimitsMax<U>();
+  for (size_t i = 0; i < hn::Lanes(du); ++i) min_abs_m1 = std::min(min_abs_m1, uints[i]);
+  const auto bits = static_cast<U>(min_abs_m1 + 1);
+  T value;
+  std::memcpy(&value, &bits, sizeof(T));
+  (void)d;
+  // All lanes zero (bits 0 - 1 wrapped) or only non-finite (bits of Inf) mean "none".
+  return (bits == 0 || !(value < std::numeric_limits<T>::infinity()))
+             ? std::numeric_limits<double>::infinity()
+             : static_cast<double>(value);
 }
 
 // kWide: widen every f32-lane value to f64 before summing (exact moments).
@@ -434,16 +461,29 @@ void RunChunk(D d, const std::uint8_t* p, std::int64_t n, std::size_t elem_size,
 
   Acc<D> acc(d);
   const double wide_shift = static_cast<double>(shift);
-  if (params.want_target) {
-    FastBody<true, kWide>(d, acc, p, body, elem_size, lim, wide_shift, load);
+  if (params.count_subnormals_inline) {
+    if (params.want_target) {
+      FastBody<true, kWide, true>(d, acc, p, body, elem_size, lim, wide_shift, load);
+    } else {
+      FastBody<false, kWide, true>(d, acc, p, body, elem_size, lim, wide_shift, load);
+    }
+  } else if (params.want_target) {
+    FastBody<true, kWide, false>(d, acc, p, body, elem_size, lim, wide_shift, load);
   } else {
-    FastBody<false, kWide>(d, acc, p, body, elem_size, lim, wide_shift, load);
+    FastBody<false, kWide, false>(d, acc, p, body, elem_size, lim, wide_shift, load);
   }
   FoldBlock(d, acc);
   const double inf = std::numeric_limits<double>::infinity();
   const double probe =
       SumLanes(hn::Repartition<double, D>(), hn::Add(hn::Add(acc.s1a, acc.s1b), hn::Add(acc.s2a, acc.s2b)));
-  if (!(std::fabs(probe) < inf)) {
+  const bool careful = !(std::fabs(probe) < inf);
+  if (!careful && !params.count_subnormals_inline) {
+    // Zeros are below the normal range too; with no subnormal they are all there is.
+    acc.below_normal = MinAbsNonzero(d, acc) < params.subnormal_below
+                           ? CountBelowNormal(d, p, body, elem_size, lim, load)
+                           : acc.zero;
+  }
+  if (careful) {
     // A NaN or Inf, or a sum that overflowed the compute type: classify every lane.
     acc = Acc<D>(d);
     std::int64_t i = 0;

@@ -27,6 +27,7 @@ struct StatsArgs {
   std::vector<double> quantiles = {0.001, 0.01, 0.5, 0.99, 0.999};
   int threads = 0;
   std::string simd = "auto";
+  bool exact = false;
   bool json = false;
 };
 
@@ -90,6 +91,7 @@ void run_stats(const StatsArgs& args) {
   StatsOptions options;
   options.threads = args.threads;
   options.simd = args.simd;
+  options.exact = args.exact;
   if (!args.target.empty()) options.target = parse_dtype(args.target);
   if (args.bins < 1) throw Error("--bins must be at least 1, got " + std::to_string(args.bins));
   for (double p : args.quantiles) {
@@ -209,6 +211,8 @@ void register_stats(CLI::App& app) {
   cmd->add_option("--threads", args->threads, "Worker threads (0 = one per core)")->capture_default_str();
   cmd->add_option("--simd", args->simd, "SIMD target: auto, reference, or one that `tfdebug doctor` lists")
       ->capture_default_str();
+  cmd->add_flag("--exact", args->exact,
+                "Widen every value to f64 before summing (see docs/stats.md, Precision)");
   cmd->add_flag("--json", args->json, "Machine-readable output (schema in docs/stats.md)");
   cmd->callback([args] { run_stats(*args); });
 }

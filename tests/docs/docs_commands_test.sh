@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs every command line that README.md and docs/*.md show as `$ tfdebug ...` inside fenced
+# blocks, from the repository root, with the built tfdebug first on PATH. A command documented
+# to fail ends with `# exit N`; every other command must exit 0.
+set -u
+bin_dir="$1"
+root="$2"
+cd "$root"
+export PATH="$bin_dir:$PATH"
+passed=0
+failed=0
+while IFS= read -r line; do
+  file="${line%%:*}"
+  cmd="${line#*:\$ }"
+  expected=0
+  if [[ "$cmd" =~ \#\ exit\ ([0-9]+)$ ]]; then
+    expected="${BASH_REMATCH[1]}"
+    cmd="${cmd%%#*}"
+  fi
+  bash -c "$cmd" >/dev/null 2>&1
+  got=$?
+  if [ "$got" -eq "$expected" ]; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    echo "FAIL ($file): exit $got, expected $expected: $cmd"
+  fi
+done < <(grep -H '^\$ tfdebug' README.md docs/*.md)
+echo "docs: $passed passed, $failed failed"
+[ "$passed" -gt 0 ] && [ "$failed" -eq 0 ]
