@@ -137,6 +137,14 @@ Partial chunk_partial(ChunkKernelFn kernel, const void* data, std::int64_t n, DT
   params.shift = std::isfinite(first) ? first : 0.0;
   ChunkSums s;
   kernel(data, n, dtype, params, &s);
+  // Note [Tiny values]: f32 block partials square deviations in f32, where (x - K)^2
+  // underflows once |x - K| < 2^-63. A chunk of such values (vanishing gradients look like
+  // this) is summed in f64 instead. Found by fuzz/stats_fuzz.cpp.
+  const bool f64_lanes = dtype == DType::f64 || dtype == DType::i32 || dtype == DType::i64;
+  if (!params.exact && !f64_lanes && s.abs_max > 0 && s.abs_max < 0x1p-50) {
+    params.exact = true;
+    kernel(data, n, dtype, params, &s);
+  }
 
   Partial p;
   p.count = s.count;
@@ -218,9 +226,6 @@ Stats compute_stats(TensorView view, const StatsOptions& options) {
   KernelParams params;
   params.subnormal_below = info.min_normal;
   params.exact = options.exact;
-  // f16 and fp8 data routinely reaches their subnormal ranges; f32, bf16 and f64 data rarely do.
-  params.count_subnormals_inline =
-      dtype == DType::f16 || dtype == DType::f8_e4m3fn || dtype == DType::f8_e5m2;
   if (options.target) {
     const DTypeInfo& target = dtype_info(*options.target);
     if (!target.is_floating) {

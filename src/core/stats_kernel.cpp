@@ -274,8 +274,8 @@ HWY_INLINE void AddMoments(D d, Acc<D>& acc, hn::Vec<D> v, hn::Vec<D> magnitude,
 // Note [Fast and careful passes]: the fast step assumes every value is finite. A NaN or Inf
 // reaches the block sums (x - K is then NaN or Inf) and is caught when the chunk ends.
 // kInlineSubnormal: count values below the dtype's smallest normal here (f16, fp8, whose
-// subnormal ranges real data reaches); otherwise they are recounted only when the chunk's
-// smallest magnitude shows there are any (CountBelowNormal).
+// subnormal ranges real data reaches: chosen per dtype in ChunkKernel); otherwise they are
+// recounted only when the chunk's smallest magnitude shows there are any (CountBelowNormal).
 template <bool kTarget, bool kWide, bool kInlineSubnormal, class D>
 HWY_INLINE void FastStep(D d, Acc<D>& acc, hn::Vec<D> v, const Limits<D>& lim, double shift) {
   const hn::RebindToUnsigned<D> du;
@@ -448,7 +448,7 @@ HWY_INLINE double MinAbsNonzero(D d, const Acc<D>& acc) {
 }
 
 // kWide: widen every f32-lane value to f64 before summing (exact moments).
-template <bool kWide, class D, class Loader>
+template <bool kWide, bool kInlineSubnormal, class D, class Loader>
 void RunChunk(D d, const std::uint8_t* p, std::int64_t n, std::size_t elem_size, const KernelParams& params,
               Loader load, ChunkSums* out) {
   using T = hn::TFromD<D>;
@@ -461,23 +461,17 @@ void RunChunk(D d, const std::uint8_t* p, std::int64_t n, std::size_t elem_size,
 
   Acc<D> acc(d);
   const double wide_shift = static_cast<double>(shift);
-  if (params.count_subnormals_inline) {
-    if (params.want_target) {
-      FastBody<true, kWide, true>(d, acc, p, body, elem_size, lim, wide_shift, load);
-    } else {
-      FastBody<false, kWide, true>(d, acc, p, body, elem_size, lim, wide_shift, load);
-    }
-  } else if (params.want_target) {
-    FastBody<true, kWide, false>(d, acc, p, body, elem_size, lim, wide_shift, load);
+  if (params.want_target) {
+    FastBody<true, kWide, kInlineSubnormal>(d, acc, p, body, elem_size, lim, wide_shift, load);
   } else {
-    FastBody<false, kWide, false>(d, acc, p, body, elem_size, lim, wide_shift, load);
+    FastBody<false, kWide, kInlineSubnormal>(d, acc, p, body, elem_size, lim, wide_shift, load);
   }
   FoldBlock(d, acc);
   const double inf = std::numeric_limits<double>::infinity();
   const double probe =
       SumLanes(hn::Repartition<double, D>(), hn::Add(hn::Add(acc.s1a, acc.s1b), hn::Add(acc.s2a, acc.s2b)));
   const bool careful = !(std::fabs(probe) < inf);
-  if (!careful && !params.count_subnormals_inline) {
+  if (!careful && !kInlineSubnormal) {
     // Zeros are below the normal range too; with no subnormal they are all there is.
     acc.below_normal = MinAbsNonzero(d, acc) < params.subnormal_below
                            ? CountBelowNormal(d, p, body, elem_size, lim, load)
@@ -508,13 +502,13 @@ void RunChunk(D d, const std::uint8_t* p, std::int64_t n, std::size_t elem_size,
 }
 
 // f32-lane inputs: exact (widen every value) or fast (block partials); Note [Block partials].
-template <class D, class Loader>
+template <bool kInlineSubnormal, class D, class Loader>
 HWY_INLINE void RunWith(bool exact, D d, const std::uint8_t* p, std::int64_t n, std::size_t elem_size,
                         const KernelParams& params, Loader load, ChunkSums* out) {
   if (exact) {
-    RunChunk<true>(d, p, n, elem_size, params, load, out);
+    RunChunk<true, kInlineSubnormal>(d, p, n, elem_size, params, load, out);
   } else {
-    RunChunk<false>(d, p, n, elem_size, params, load, out);
+    RunChunk<false, kInlineSubnormal>(d, p, n, elem_size, params, load, out);
   }
 }
 
@@ -525,49 +519,49 @@ void ChunkKernel(const void* data, std::int64_t n, DType dtype, const KernelPara
   const std::size_t size = dtype_size(dtype);
   switch (dtype) {
     case DType::f64:
-      return RunChunk<false>(
+      return RunChunk<false, false>(
           dd, p, n, size, params,
           [](auto d, const std::uint8_t* q) { return hn::LoadU(d, reinterpret_cast<const double*>(q)); },
           out);
     case DType::f32:
-      return RunWith(
+      return RunWith<false>(
           params.exact, df, p, n, size, params,
           [](auto d, const std::uint8_t* q) { return hn::LoadU(d, reinterpret_cast<const float*>(q)); }, out);
     case DType::f16:
-      return RunWith(
+      return RunWith<true>(
           params.exact, df, p, n, size, params, [](auto d, const std::uint8_t* q) { return LoadF16(d, q); },
           out);
     case DType::bf16:
-      return RunWith(params.exact, df, p, n, size, params, BF16Loader{}, out);
+      return RunWith<false>(params.exact, df, p, n, size, params, BF16Loader{}, out);
     case DType::f8_e4m3fn:
-      return RunWith(
+      return RunWith<true>(
           params.exact, df, p, n, size, params,
           [](auto d, const std::uint8_t* q) { return LoadE4M3FN(d, q); }, out);
     case DType::f8_e5m2:
-      return RunWith(
+      return RunWith<true>(
           params.exact, df, p, n, size, params, [](auto d, const std::uint8_t* q) { return LoadE5M2(d, q); },
           out);
     case DType::i8:
-      return RunWith(
+      return RunWith<false>(
           params.exact, df, p, n, size, params,
           [](auto d, const std::uint8_t* q) { return LoadSmallInt<decltype(d), std::int8_t>(d, q); }, out);
     case DType::u8:
-      return RunWith(
+      return RunWith<false>(
           params.exact, df, p, n, size, params,
           [](auto d, const std::uint8_t* q) { return LoadSmallInt<decltype(d), std::uint8_t>(d, q); }, out);
     case DType::i16:
-      return RunWith(
+      return RunWith<false>(
           params.exact, df, p, n, size, params,
           [](auto d, const std::uint8_t* q) { return LoadSmallInt<decltype(d), std::int16_t>(d, q); }, out);
     case DType::boolean:
-      return RunWith(
+      return RunWith<false>(
           params.exact, df, p, n, size, params, [](auto d, const std::uint8_t* q) { return LoadBool(d, q); },
           out);
     case DType::i32:
-      return RunChunk<false>(
+      return RunChunk<false, false>(
           dd, p, n, size, params, [](auto d, const std::uint8_t* q) { return LoadI32(d, q); }, out);
     case DType::i64:
-      return RunChunk<false>(
+      return RunChunk<false, false>(
           dd, p, n, size, params, [](auto d, const std::uint8_t* q) { return LoadI64(d, q); }, out);
   }
 }

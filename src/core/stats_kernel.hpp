@@ -17,9 +17,7 @@ inline constexpr std::int64_t kStatsChunk = 16384;
 struct KernelParams {
   double shift = 0;            // K in Note [Shifted moments]
   double subnormal_below = 0;  // smallest normal of the input dtype
-  bool exact = false;
-  bool count_subnormals_inline = true;  // false: recount only chunks that hold one          // f32-lane
-                                        // inputs: widen every value (Note [Block partials])
+  bool exact = false;          // f32-lane inputs: widen every value (Note [Block partials])
   bool want_target = false;
   double target_max = 0;         // overflow: finite and |x| > target_max
   double target_flush = 0;       // underflow: x != 0 and |x| <= target_flush

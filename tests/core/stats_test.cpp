@@ -150,6 +150,25 @@ TEST(Stats, NanAndInfNeverPoisonFiniteStatistics) {
   EXPECT_NEAR(s.variance, clean.variance, 1e-11);
 }
 
+// Regression (found by fuzz/stats_fuzz.cpp): squares of deviations ~1e-32 underflow f32.
+TEST(Stats, TinyValuesKeepTheirVariance) {
+  const std::uint16_t bf16[] = {0x0A91, 0x0393};  // ~9.3e-33 and ~8.6e-37
+  const double a = bf16_to_f32(0x0A91);
+  const double b = bf16_to_f32(0x0393);
+  const Stats s = compute_stats(TensorView(bf16, DType::bf16, {2}));
+  EXPECT_DOUBLE_EQ(s.variance, (a - b) * (a - b) / 4);
+  std::vector<float> gradients(50000);
+  std::mt19937 rng(4);
+  std::normal_distribution<float> normal(0.0f, 1e-25f);
+  for (float& g : gradients) g = normal(rng);
+  StatsOptions exact;
+  exact.exact = true;
+  const Stats fast = stats_of(gradients);
+  const Stats reference = stats_of(gradients, exact);
+  EXPECT_GT(fast.std, 0.9e-25);
+  EXPECT_NEAR(fast.std, reference.std, 1e-12 * reference.std);
+}
+
 TEST(Stats, IntegersAndBool) {
   const std::vector<std::int32_t> ints = {-5, 0, 7, 2147483647};
   const Stats s = compute_stats(TensorView(ints.data(), DType::i32, {4}));
