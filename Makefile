@@ -1,7 +1,7 @@
 # trustformers-debug: the two commands a new user needs.
 #   make run    install dependencies, build (Release), run the main job
 #   make test   install dependencies, build, run the whole test suite
-.PHONY: run test deps build bench lint format clean
+.PHONY: run test deps build bench lint fuzz format clean
 
 PRESET ?= release
 BUILD_DIR := build/$(PRESET)
@@ -27,6 +27,9 @@ bench: build
 
 lint: build
 	@bash scripts/lint.sh $(BUILD_DIR)
+
+fuzz: deps
+	@FUZZ_SECONDS=$(or $(FUZZ_SECONDS),30) bash scripts/fuzz.sh
 
 format:
 	@git ls-files '*.cpp' '*.hpp' | xargs clang-format -i

@@ -15,7 +15,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const int bins = 1 + data[0] % 64;
   std::vector<double> values((size - 1) / 8);
   if (!values.empty()) std::memcpy(values.data(), data + 1, values.size() * 8);
-  const tfdebug::TensorView view(values.data(), tfdebug::DType::f64, {static_cast<std::int64_t>(values.size())});
+  const tfdebug::TensorView view(values.data(), tfdebug::DType::f64,
+                                 {static_cast<std::int64_t>(values.size())});
   const auto n = static_cast<std::int64_t>(values.size());
 
   if (tfdebug::histogram_fixed(view, bins).total() != n) std::abort();

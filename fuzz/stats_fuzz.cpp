@@ -80,8 +80,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     close(s.l2, r.l2, 0.0, tolerance, "l2", t);
     if (r.target) {
       same(static_cast<double>(s.target->overflow), static_cast<double>(r.target->overflow), "overflow", t);
-      same(static_cast<double>(s.target->underflow), static_cast<double>(r.target->underflow), "underflow", t);
-      same(static_cast<double>(s.target->subnormal), static_cast<double>(r.target->subnormal), "t_subnormal", t);
+      same(static_cast<double>(s.target->underflow), static_cast<double>(r.target->underflow), "underflow",
+           t);
+      same(static_cast<double>(s.target->subnormal), static_cast<double>(r.target->subnormal), "t_subnormal",
+           t);
     }
   }
   return 0;

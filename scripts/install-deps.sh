@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   # toolchain
   build-essential cmake ninja-build ccache clang-format clang-tidy pkg-config
+  # libFuzzer targets (scripts/fuzz.sh)
+  clang libclang-rt-14-dev
   # core: SIMD with run-time dispatch
   libhwy-dev
   # CLI and report writers

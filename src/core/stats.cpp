@@ -1,12 +1,13 @@
 // The stats driver: chunking, threads, recomputation of hard chunks and the merge.
 //
 // Note [Shifted moments]: each chunk accumulates s1 = sum(x - K) and s2 = sum((x - K)^2) with
-// K the chunk's first value, so the mean and the sum of squared deviations come out as
+// K the value nearest the mean of its first 16 finite values, so the mean and the sum of squared deviations
+// are
 //   mean = K + s1/n,   M2 = s2 - s1^2/n.
-// The subtraction loses about log2(s2/M2) bits; K is close to the data in all but contrived
-// cases, and when more than 10 bits would be lost the chunk is run again with K = its mean
-// (now accurate), which makes s2 ~ M2. Chunks are small (kStatsChunk), so the f64 sums inside
-// a chunk carry at most ~2^-40 relative error.
+// The subtraction loses about log2(s2/M2) bits, and multiplies the sums' own rounding errors
+// by s2/M2. When that factor exceeds 2^10 (f64 sums) or 2^4 (f32 block partials, whose
+// rounding is ~2^-21 of s2) the chunk runs again with K = its mean, which makes s2 ~ M2.
+// Found necessary by fuzz/stats_fuzz.cpp: an outlier followed by constants.
 //
 // Note [Split mean]: a partial keeps its mean as shift + offset, with shift an exact input
 // value (or a re-centred mean) and offset small. Merging subtracts shifts first, so the
@@ -133,8 +134,22 @@ void scaled_moments(const void* data, std::int64_t n, DType dtype, double abs_ma
 
 Partial chunk_partial(ChunkKernelFn kernel, const void* data, std::int64_t n, DType dtype,
                       KernelParams params) {
-  const double first = load_as_double(data, dtype, 0);
-  params.shift = std::isfinite(first) ? first : 0.0;
+  // Note [Shifted moments]: K is the value, among the chunk's first 16 finite values, closest
+  // to their mean: near the chunk's mean, robust to one outlier, and an exact input value so
+  // that deviations x - K of nearby values are exact in the compute type.
+  double first[16];
+  int first_count = 0;
+  for (std::int64_t i = 0; i < n && first_count < 16; ++i) {
+    const double x = load_as_double(data, dtype, i);
+    if (std::isfinite(x)) first[first_count++] = x;
+  }
+  double estimate = 0;
+  for (int i = 0; i < first_count; ++i) estimate += first[i] / first_count;  // no overflow
+  params.shift = 0.0;
+  for (int i = 0; i < first_count; ++i) {
+    if (i == 0 || std::fabs(first[i] - estimate) < std::fabs(params.shift - estimate))
+      params.shift = first[i];
+  }
   ChunkSums s;
   kernel(data, n, dtype, params, &s);
   // Note [Tiny values]: f32 block partials square deviations in f32, where (x - K)^2
@@ -170,7 +185,10 @@ Partial chunk_partial(ChunkKernelFn kernel, const void* data, std::int64_t n, DT
     return p;
   }
   double m2 = s.s2 - s.s1 * s.s1 / nf;
-  if (s.s2 > 0 && m2 < s.s2 * 0x1p-10) {  // Note [Shifted moments]: re-centre and rerun.
+  // Note [Shifted moments]: re-centre and rerun when the subtraction would cost more than
+  // 4 bits (f32 block partials: their rounding is amplified by s2 / m2) or 10 bits (f64 sums).
+  const double keep = params.exact || f64_lanes ? 0x1p-10 : 0x1p-4;
+  if (s.s2 > 0 && m2 < s.s2 * keep) {
     params.shift = s.shift + s.s1 / nf;
     ChunkSums again;
     kernel(data, n, dtype, params, &again);

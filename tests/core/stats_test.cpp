@@ -169,6 +169,22 @@ TEST(Stats, TinyValuesKeepTheirVariance) {
   EXPECT_NEAR(fast.std, reference.std, 1e-12 * reference.std);
 }
 
+// Regression (found by fuzz/stats_fuzz.cpp): one outlier followed by constants made the shift
+// cancel ~50x, amplifying f32 rounding in the fast moments to 1e-6.
+TEST(Stats, OutlierThenConstantsInFastMode) {
+  std::vector<std::uint8_t> fp8(51, 0x06);  // 6 * 2^-9
+  fp8[0] = 0xDB;                            // -22
+  const TensorView view(fp8.data(), DType::f8_e4m3fn, {51});
+  StatsOptions exact;
+  exact.exact = true;
+  const Stats fast = compute_stats(view);
+  const Stats reference = compute_stats(view, exact);
+  const double mean = (-22.0 + 50 * 6 * 0x1p-9) / 51;
+  EXPECT_DOUBLE_EQ(reference.mean, mean);
+  EXPECT_NEAR(fast.variance, reference.variance, 1e-7 * reference.variance);
+  EXPECT_NEAR(fast.l2, reference.l2, 1e-7 * reference.l2);
+}
+
 TEST(Stats, IntegersAndBool) {
   const std::vector<std::int32_t> ints = {-5, 0, 7, 2147483647};
   const Stats s = compute_stats(TensorView(ints.data(), DType::i32, {4}));
