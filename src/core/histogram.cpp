@@ -41,14 +41,19 @@ Histogram histogram_fixed(TensorView view, int bins, double lo, double hi) {
   }
   Histogram h;
   h.edges.resize(static_cast<std::size_t>(bins) + 1);
+  // Edges as numpy.linspace computes them (i * step + lo), so bin assignments match
+  // numpy.histogram. hi - lo can overflow (lo = -DBL_MAX, hi = DBL_MAX): then interpolate as
+  // lo*(1-t) + hi*t, and measure positions in halves, which never overflow. Found by
+  // fuzz/histogram_fuzz.cpp.
+  const double step = (hi - lo) / bins;
   for (int i = 0; i <= bins; ++i) {
-    // Interpolate rather than accumulate a step, so the last edge is exactly hi.
     const double t = static_cast<double>(i) / bins;
-    h.edges[static_cast<std::size_t>(i)] = lo + (hi - lo) * t;
+    h.edges[static_cast<std::size_t>(i)] = std::isfinite(step) ? i * step + lo : lo * (1 - t) + hi * t;
   }
+  h.edges.front() = lo;
   h.edges.back() = hi;
   h.counts.assign(static_cast<std::size_t>(bins), 0);
-  const double width = hi - lo;
+  const double half_width = hi / 2 - lo / 2;
   detail::visit_values(view, [&](std::span<const double> values) {
     for (double x : values) {
       if (!count_nonfinite(x, h.nan, h.pos_inf, h.neg_inf)) continue;
@@ -57,8 +62,8 @@ Histogram histogram_fixed(TensorView view, int bins, double lo, double hi) {
       } else if (x > hi) {
         ++h.above;
       } else {
-        auto bin = width > 0 ? static_cast<std::int64_t>((x - lo) / width * bins) : bins - 1;
-        bin = std::clamp<std::int64_t>(bin, 0, bins - 1);
+        const double position = half_width > 0 ? (x / 2 - lo / 2) / half_width * bins : bins - 1.0;
+        auto bin = static_cast<std::int64_t>(std::clamp(position, 0.0, bins - 1.0));
         // Guard the computed bin against rounding: the edges are the truth.
         while (bin > 0 && x < h.edges[static_cast<std::size_t>(bin)]) --bin;
         while (bin < bins - 1 && x >= h.edges[static_cast<std::size_t>(bin) + 1]) ++bin;

@@ -38,6 +38,16 @@ TEST(Histogram, FixedBinsOverDataRange) {
   EXPECT_THROW(histogram_fixed(view_of(v), 3, 2, 1), Error);
 }
 
+// Regression (found by fuzz/histogram_fuzz.cpp): hi - lo overflows for the full f64 range.
+TEST(Histogram, FullDoubleRangeDoesNotOverflow) {
+  const std::vector<double> v = {-DBL_MAX, -1.0, 0.0, 1e300, DBL_MAX};
+  const Histogram h = histogram_fixed(TensorView(v.data(), DType::f64, {5}), 4, -DBL_MAX, DBL_MAX);
+  EXPECT_EQ(h.edges.front(), -DBL_MAX);
+  EXPECT_EQ(h.edges[2], 0.0);
+  EXPECT_EQ(h.edges.back(), DBL_MAX);
+  EXPECT_EQ(h.counts, (std::vector<std::int64_t>{1, 1, 2, 1}));
+}
+
 TEST(Histogram, TensorFlowDefaultLimits) {
   const auto& limits = tensorflow_bucket_limits();
   ASSERT_EQ(limits.size(), 1551u);
