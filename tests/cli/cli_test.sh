@@ -61,8 +61,18 @@ check "bad shape token" expect_exit 2 "is not a dimension" stats "$work/a.f32" -
 check "offset past the end" expect_exit 2 "past the end" stats "$work/a.f32" --offset 999999
 check "integer target dtype" expect_exit 2 "not a floating-point format" stats "$work/a.f32" --target-dtype i8
 
-"$tfdebug" stats "$work/a.f32" --shape 300,-1 --target-dtype f16 --json >"$work/a.json" 2>"$work/err"
+"$tfdebug" stats "$work/a.f32" --shape 300,-1 --target-dtype f16 --exact --json >"$work/a.json" 2>"$work/err"
 check "stats --json exits 0" test $? -eq 0
+"$tfdebug" stats "$work/a.f32" --json >"$work/fast.json"
+check "default (fast) moments are within 1e-6 of numpy" $py - "$work" <<'PY'
+import json, sys, numpy as np
+d = sys.argv[1]
+s = json.load(open(f"{d}/fast.json"))["stats"]
+a = np.fromfile(f"{d}/a.f32", dtype=np.float32).astype(np.float64)
+f = a[np.isfinite(a)]
+for key, ref in (("mean", f.mean()), ("std", f.std()), ("l1", np.abs(f).sum()), ("l2", np.linalg.norm(f))):
+    assert abs(s[key] - ref) <= 1e-6 * abs(ref), (key, s[key], ref)
+PY
 check "f32 stats agree with numpy" $py - "$work" <<'PY'
 import json, sys, numpy as np
 d = sys.argv[1]
@@ -86,7 +96,7 @@ q = {round(e["p"], 6): e["value"] for e in j["quantiles"]}
 assert abs(q[0.5] - np.quantile(f, 0.5)) <= 1e-12 * abs(np.quantile(f, 0.5)) + 1e-15
 PY
 
-"$tfdebug" stats "$work/h.f16" --dtype float16 --target-dtype fp8-e4m3 --json >"$work/h.json"
+"$tfdebug" stats "$work/h.f16" --dtype float16 --target-dtype fp8-e4m3 --exact --json >"$work/h.json"
 check "f16 stats agree with numpy" $py - "$work" <<'PY'
 import json, sys, numpy as np
 d = sys.argv[1]
