@@ -17,6 +17,9 @@ build: deps
 run: build
 	@$(TFDEBUG) doctor
 	@echo
+	@/usr/bin/python3 tests/io/make_fixtures.py build/fixtures
+	@$(TFDEBUG) inspect build/fixtures/model.safetensors --target-dtype f16
+	@echo
 	@$(TFDEBUG) stats examples/data/digits_1797x64.f32 --shape 1797,64 --target-dtype fp8-e4m3
 
 test: build

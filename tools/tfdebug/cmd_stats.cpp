@@ -7,12 +7,12 @@
 
 #include "commands.hpp"
 #include "json_output.hpp"
-#include "mapped_file.hpp"
 #include "terminal.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/core/histogram.hpp"
 #include "tfdebug/core/quantile.hpp"
 #include "tfdebug/core/stats.hpp"
+#include "tfdebug/io/mapped_file.hpp"
 
 namespace tfdebug::cli {
 namespace {
@@ -98,7 +98,7 @@ void run_stats(const StatsArgs& args) {
     if (!(p >= 0 && p <= 1)) throw Error("--quantiles: " + std::to_string(p) + " is outside [0, 1]");
   }
 
-  const MappedFile file(args.path);
+  const io::MappedFile file(args.path);
   const std::size_t size = dtype_size(dtype);
   if (args.offset > file.bytes().size()) {
     throw Error(args.path + ": --offset " + std::to_string(args.offset) + " is past the end of the file (" +

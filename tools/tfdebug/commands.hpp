@@ -6,6 +6,7 @@
 
 namespace tfdebug::cli {
 
+void register_inspect(CLI::App& app);
 void register_stats(CLI::App& app);
 void register_doctor(CLI::App& app);
 void register_dtypes(CLI::App& app);

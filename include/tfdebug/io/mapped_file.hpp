@@ -1,11 +1,14 @@
 // A read-only memory map of a whole file (RAII). Empty files map to an empty span.
+//
+//   tfdebug::io::MappedFile file("model.safetensors");
+//   std::span<const std::byte> bytes = file.bytes();   // valid while `file` lives
 #pragma once
 
 #include <cstddef>
 #include <span>
 #include <string>
 
-namespace tfdebug::cli {
+namespace tfdebug::io {
 
 class MappedFile {
  public:
@@ -24,4 +27,4 @@ class MappedFile {
   std::size_t size_ = 0;
 };
 
-}  // namespace tfdebug::cli
+}  // namespace tfdebug::io

@@ -1,4 +1,4 @@
-#include "mapped_file.hpp"
+#include "tfdebug/io/mapped_file.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -10,7 +10,7 @@
 
 #include "tfdebug/core/error.hpp"
 
-namespace tfdebug::cli {
+namespace tfdebug::io {
 
 MappedFile::MappedFile(const std::string& path) : path_(path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -38,4 +38,4 @@ MappedFile::~MappedFile() {
   if (data_ != nullptr) ::munmap(const_cast<std::byte*>(data_), size_);
 }
 
-}  // namespace tfdebug::cli
+}  // namespace tfdebug::io

@@ -1,0 +1,24 @@
+// libFuzzer: the safetensors reader on arbitrary bytes. It must either throw tfdebug::Error or
+// return views that lie inside the input (the stats pass over each view proves it under ASan).
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "readers.hpp"
+#include "tfdebug/core/error.hpp"
+#include "tfdebug/core/stats.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  std::vector<tfdebug::io::NamedTensor> tensors;
+  std::map<std::string, std::string> metadata;
+  try {
+    tfdebug::io::detail::read_safetensors(
+        "fuzz.safetensors", std::span(reinterpret_cast<const std::byte*>(data), size), tensors, metadata);
+  } catch (const tfdebug::Error&) {
+    return 0;
+  }
+  for (const auto& t : tensors) (void)tfdebug::compute_stats(t.view);
+  return 0;
+}

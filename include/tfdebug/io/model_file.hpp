@@ -1,0 +1,59 @@
+// Model files: named tensors from checkpoints, recognised by content, memory-mapped, with every
+// length, offset and shape product checked against the file.
+//
+//   tfdebug::io::ModelFile model = tfdebug::io::ModelFile::open("model.safetensors");
+//   for (const tfdebug::io::NamedTensor& t : model.tensors())
+//     tfdebug::compute_stats(t.view);      // views point into the mapped files
+//
+// Formats: safetensors (a single file, or a sharded checkpoint through its
+// *.safetensors.index.json), NumPy .npy (format versions 1, 2 and 3; C and Fortran order;
+// little- and big-endian). A folder opens every file in it that is one of these. Bad input
+// throws tfdebug::Error with one line naming the file and the problem.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tfdebug/core/tensor_view.hpp"
+
+namespace tfdebug::io {
+
+struct NamedTensor {
+  std::string name;
+  std::string file;  // the file it was read from
+  TensorView view;   // valid while the ModelFile lives
+};
+
+class ModelFile {
+ public:
+  // A file (format recognised by its first bytes, not its name), a *.safetensors.index.json,
+  // or a folder. Throws tfdebug::Error.
+  static ModelFile open(const std::string& path);
+
+  ModelFile();
+  ModelFile(ModelFile&&) noexcept;
+  ModelFile& operator=(ModelFile&&) noexcept;
+  ~ModelFile();
+
+  const std::vector<NamedTensor>& tensors() const noexcept { return tensors_; }
+  const std::vector<std::string>& files() const noexcept { return files_; }
+  // safetensors __metadata__ (and the index's "metadata"), string values only.
+  const std::map<std::string, std::string>& metadata() const noexcept { return metadata_; }
+  // "safetensors", "npy", or a "+"-joined list for a folder of several formats.
+  const std::string& format() const noexcept { return format_; }
+
+  struct Storage;  // mapped files and converted copies that the views point into
+
+ private:
+  std::vector<NamedTensor> tensors_;
+  std::vector<std::string> files_;
+  std::map<std::string, std::string> metadata_;
+  std::string format_;
+  std::unique_ptr<Storage> storage_;
+
+  friend class ModelFileBuilder;
+};
+
+}  // namespace tfdebug::io

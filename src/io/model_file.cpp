@@ -1,0 +1,182 @@
+#include "tfdebug/io/model_file.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "readers.hpp"
+#include "tfdebug/core/error.hpp"
+#include "tfdebug/io/mapped_file.hpp"
+
+namespace tfdebug::io {
+
+struct ModelFile::Storage {
+  std::vector<std::unique_ptr<MappedFile>> maps;
+  detail::OwnedBuffers owned;
+};
+
+ModelFile::ModelFile() : storage_(std::make_unique<Storage>()) {}
+ModelFile::ModelFile(ModelFile&&) noexcept = default;
+ModelFile& ModelFile::operator=(ModelFile&&) noexcept = default;
+ModelFile::~ModelFile() = default;
+
+namespace detail {
+
+Format sniff(std::span<const std::byte> bytes) {
+  static constexpr unsigned char kNpy[] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+  if (bytes.size() >= 6 && std::memcmp(bytes.data(), kNpy, 6) == 0) return Format::npy;
+  if (bytes.size() >= 9 && static_cast<char>(bytes[8]) == '{') return Format::safetensors;
+  // A JSON document with a weight_map: a sharded safetensors index.
+  std::size_t i = 0;
+  while (i < bytes.size() && std::isspace(static_cast<unsigned char>(bytes[i]))) ++i;
+  if (i < bytes.size() && static_cast<char>(bytes[i]) == '{') {
+    const std::string_view text(reinterpret_cast<const char*>(bytes.data()),
+                                std::min<std::size_t>(bytes.size(), 1 << 20));
+    if (text.find("\"weight_map\"") != std::string_view::npos) return Format::safetensors_index;
+  }
+  return Format::unknown;
+}
+
+}  // namespace detail
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* describe_unknown(std::span<const std::byte> bytes) {
+  if (bytes.size() >= 4 && std::memcmp(bytes.data(), "PK\x03\x04", 4) == 0) {
+    return "a ZIP archive (.npz or a PyTorch .pt?); tfdebug reads safetensors and .npy files";
+  }
+  if (bytes.size() >= 4 && std::memcmp(bytes.data(), "GGUF", 4) == 0) {
+    return "a GGUF file; tfdebug reads safetensors and .npy files";
+  }
+  return "not a format tfdebug recognises (it reads safetensors, sharded safetensors indexes and .npy)";
+}
+
+class Builder {
+ public:
+  explicit Builder(ModelFile::Storage& storage) : storage_(storage) {}
+
+  void add_file(const std::string& path, std::vector<NamedTensor>& tensors,
+                std::map<std::string, std::string>& meta, std::set<std::string>& formats,
+                std::vector<std::string>& files, bool from_folder) {
+    auto map = std::make_unique<MappedFile>(path);
+    const auto bytes = map->bytes();
+    switch (detail::sniff(bytes)) {
+      case detail::Format::safetensors:
+        detail::read_safetensors(path, bytes, tensors, meta);
+        formats.insert("safetensors");
+        break;
+      case detail::Format::npy:
+        detail::read_npy(path, fs::path(path).stem().string(), bytes, tensors, storage_.owned);
+        formats.insert("npy");
+        break;
+      case detail::Format::safetensors_index:
+        add_index(path, bytes, tensors, meta, formats, files);
+        return;
+      case detail::Format::unknown:
+        if (from_folder) return;  // folders may hold other files
+        throw Error(path + ": " + describe_unknown(bytes));
+    }
+    files.push_back(path);
+    storage_.maps.push_back(std::move(map));
+  }
+
+  void add_index(const std::string& path, std::span<const std::byte> bytes, std::vector<NamedTensor>& tensors,
+                 std::map<std::string, std::string>& meta, std::set<std::string>& formats,
+                 std::vector<std::string>& files) {
+    nlohmann::json index;
+    try {
+      index = nlohmann::json::parse(reinterpret_cast<const char*>(bytes.data()),
+                                    reinterpret_cast<const char*>(bytes.data()) + bytes.size());
+    } catch (const nlohmann::json::exception& e) {
+      throw Error(path + ": index is not valid JSON: " + e.what());
+    }
+    if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object()) {
+      throw Error(path + ": a safetensors index needs a \"weight_map\" object");
+    }
+    if (index.contains("metadata") && index["metadata"].is_object()) {
+      for (const auto& [k, v] : index["metadata"].items())
+        meta[k] = v.is_string() ? v.get<std::string>() : v.dump();
+    }
+    std::map<std::string, std::string> expected;  // tensor -> shard
+    std::vector<std::string> shards;
+    for (const auto& [name, shard] : index["weight_map"].items()) {
+      if (!shard.is_string()) throw Error(path + ": weight_map entry '" + name + "' must name a file");
+      const std::string file = shard.get<std::string>();
+      if (file.find("..") != std::string::npos || fs::path(file).is_absolute()) {
+        throw Error(path + ": weight_map entry '" + name + "' points outside the index's folder: " + file);
+      }
+      expected[name] = file;
+      if (std::find(shards.begin(), shards.end(), file) == shards.end()) shards.push_back(file);
+    }
+    const fs::path folder = fs::path(path).parent_path();
+    const std::size_t before = tensors.size();
+    for (const std::string& shard : shards) {
+      const std::string shard_path = (folder / shard).string();
+      auto map = std::make_unique<MappedFile>(shard_path);
+      if (detail::sniff(map->bytes()) != detail::Format::safetensors) {
+        throw Error(shard_path + ": listed in " + path + " but not a safetensors file");
+      }
+      detail::read_safetensors(shard_path, map->bytes(), tensors, meta);
+      files.push_back(shard_path);
+      storage_.maps.push_back(std::move(map));
+    }
+    std::set<std::string> found;
+    for (std::size_t i = before; i < tensors.size(); ++i) {
+      const auto it = expected.find(tensors[i].name);
+      if (it == expected.end()) {
+        throw Error(tensors[i].file + ": tensor '" + tensors[i].name + "' is not in the index " + path);
+      }
+      if (fs::path(tensors[i].file).filename() != fs::path(it->second).filename()) {
+        throw Error(path + ": the index places '" + tensors[i].name + "' in " + it->second +
+                    ", but it is in " + tensors[i].file);
+      }
+      found.insert(tensors[i].name);
+    }
+    for (const auto& [name, shard] : expected) {
+      if (!found.contains(name)) throw Error(path + ": tensor '" + name + "' is missing from " + shard);
+    }
+    formats.insert("safetensors");
+  }
+
+ private:
+  ModelFile::Storage& storage_;
+};
+
+}  // namespace
+
+ModelFile ModelFile::open(const std::string& path) {
+  ModelFile model;
+  Builder builder(*model.storage_);
+  std::set<std::string> formats;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    std::vector<std::string> entries;
+    bool has_index = false;
+    for (const auto& entry : fs::directory_iterator(path)) {
+      if (!entry.is_regular_file()) continue;
+      entries.push_back(entry.path().string());
+      if (entry.path().string().ends_with(".safetensors.index.json")) has_index = true;
+    }
+    std::sort(entries.begin(), entries.end());
+    for (const std::string& file : entries) {
+      // With an index, its shards are read through it (and checked against it).
+      if (has_index && file.ends_with(".safetensors")) continue;
+      builder.add_file(file, model.tensors_, model.metadata_, formats, model.files_, true);
+    }
+    if (model.tensors_.empty() && model.files_.empty()) {
+      throw Error(path + ": the folder holds no safetensors or .npy file");
+    }
+  } else if (fs::exists(path, ec)) {
+    builder.add_file(path, model.tensors_, model.metadata_, formats, model.files_, false);
+  } else {
+    throw Error(path + ": no such file or folder");
+  }
+  for (const std::string& f : formats) model.format_ += (model.format_.empty() ? "" : "+") + f;
+  return model;
+}
+
+}  // namespace tfdebug::io

@@ -1,0 +1,30 @@
+// Private: the format readers. Each parses bytes already in memory (a mapped file), checks every
+// length, offset and shape product against them, and appends views into those bytes.
+// `origin` names the file in error messages. Used by model_file.cpp and the fuzz targets.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tfdebug/io/model_file.hpp"
+
+namespace tfdebug::io::detail {
+
+// Bytes that views may point into when a format needs converting (big-endian .npy).
+using OwnedBuffers = std::vector<std::vector<std::byte>>;
+
+void read_safetensors(const std::string& origin, std::span<const std::byte> bytes,
+                      std::vector<NamedTensor>& out, std::map<std::string, std::string>& metadata);
+
+// `name` is the tensor's name (the file's stem, or the .npz entry's).
+void read_npy(const std::string& origin, const std::string& name, std::span<const std::byte> bytes,
+              std::vector<NamedTensor>& out, OwnedBuffers& owned);
+
+enum class Format { safetensors, npy, safetensors_index, unknown };
+// Recognises a format by its first bytes (and, for JSON, by the index's "weight_map").
+Format sniff(std::span<const std::byte> bytes);
+
+}  // namespace tfdebug::io::detail

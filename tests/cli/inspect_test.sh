@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# End-to-end tests of `tfdebug inspect` on checkpoints written by numpy (tests/io/make_fixtures.py).
+set -u
+tfdebug="$1"
+fx="$2"
+py=/usr/bin/python3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+check() {
+  local name="$1"
+  shift
+  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $name"; fi
+}
+
+"$tfdebug" inspect "$fx/model.safetensors" --target-dtype f16 --json >"$work/model.json"
+check "inspect --json exits 0 without --fail-on" test $? -eq 0
+check "tensors, stats and findings match numpy and the planted defects" $py - "$work" "$fx" <<'PY'
+import json, sys, numpy as np
+work, fx = sys.argv[1], sys.argv[2]
+j = json.load(open(f"{work}/model.json"))
+assert j["files"][0]["format"] == "safetensors" and j["metadata"]["format"] == "pt"
+t = {x["name"]: x for x in j["tensors"]}
+assert len(t) == 9, list(t)
+embed = np.load(f"{fx}/embed.npy").astype(np.float64)
+s = t["embed.weight"]["stats"]
+assert t["embed.weight"]["shape"] == [16, 8] and t["embed.weight"]["params"] == 128
+assert s["zero"] == 16 and abs(s["mean"] - embed.mean()) <= 1e-6 * abs(embed).max()
+assert s["abs_max"] == np.abs(embed).max()
+assert t["layers.0.attn.q.weight"]["stats"]["nan"] == 1 and t["layers.0.attn.q.weight"]["stats"]["pos_inf"] == 1
+f = {}
+for x in j["findings"]:
+    f.setdefault(x["rule"], []).append(x)
+assert f["nonfinite"][0]["tensor"] == "layers.0.attn.q.weight" and f["nonfinite"][0]["index"] == [2, 3], f["nonfinite"]
+assert f["nonfinite"][0]["severity"] == "error"
+assert f["dead_embedding_rows"][0]["rows"] == [3, 11]
+assert f["dead_input_units"][0]["tensor"] == "layers.1.mlp.fc2.weight" and f["dead_input_units"][0]["columns"] == [3, 7]
+assert f["outlier_channels"][0]["tensor"] == "layers.0.mlp.fc1.weight" and f["outlier_channels"][0]["rows"] == [7]
+assert f["constant"][0]["tensor"] == "layers.1.norm.weight" and f["constant"][0]["value"] == 1
+assert f["identical_tensors"][0]["same_as"] == "embed.weight"
+over = f["target_overflow"][0]
+assert over["tensor"] == "layers.1.scale" and over["overflow"] == 1 and over["dtype"] == "f16", over
+for x in j["findings"]:
+    assert set(["rule", "severity", "tensor", "message"]) <= set(x), x
+PY
+
+"$tfdebug" inspect "$fx/model.safetensors" --fail-on error >/dev/null
+check "--fail-on error exits 1 when an error finding exists" test $? -eq 1
+"$tfdebug" inspect "$fx/c_f4.npy" --fail-on warning >/dev/null
+check "--fail-on warning exits 0 on a clean tensor" test $? -eq 0
+"$tfdebug" inspect "$fx/model.safetensors" --filter 'layers.1.*' --json >"$work/filtered.json"
+check "--filter keeps only matching tensors" $py -c "
+import json; t=[x['name'] for x in json.load(open('$work/filtered.json'))['tensors']]
+assert t and all(n.startswith('layers.1.') for n in t), t"
+"$tfdebug" inspect "$fx/sharded/model.safetensors.index.json" --json >"$work/sharded.json"
+check "sharded checkpoint: 3 tensors from 2 files" $py -c "
+import json; j=json.load(open('$work/sharded.json')); assert len(j['tensors'])==3 and len(j['files'])==2, j['files']"
+"$tfdebug" inspect "$fx/model.safetensors" >"$work/human.txt"
+check "human output lists findings and the per-layer summary" bash -c "grep -q 'error nonfinite layers.0.attn.q.weight' '$work/human.txt' && grep -q '^  layer ' '$work/human.txt'"
+
+"$tfdebug" inspect "$fx/objects.npy" 2>"$work/err" >/dev/null
+check "object arrays are refused with exit 2" test $? -eq 2
+check "the refusal names the file" grep -q "objects.npy: holds a NumPy object array" "$work/err"
+head -c 100 "$fx/model.safetensors" >"$work/truncated.safetensors"
+"$tfdebug" inspect "$work/truncated.safetensors" 2>"$work/err" >/dev/null
+check "a truncated safetensors file exits 2" test $? -eq 2
+check "with a one-line reason" grep -q "truncated.safetensors: header length .* runs past the end" "$work/err"
+
+echo "inspect: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

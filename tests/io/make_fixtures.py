@@ -1,0 +1,91 @@
+#!/usr/bin/python3
+"""Writes the model-file fixtures the io and inspect tests read, with numpy (an independent
+writer): safetensors built to the format's spec, a sharded checkpoint with its index, and .npy
+files in every layout numpy writes. Usage: make_fixtures.py OUT_DIR"""
+import json
+import os
+import struct
+import sys
+
+import numpy as np
+
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+rng = np.random.default_rng(7)
+
+
+def bf16(a):
+    return (np.asarray(a, dtype=np.float32).view(np.uint32) >> 16).astype(np.uint16)
+
+
+def write_safetensors(path, tensors, metadata=None):
+    """tensors: name -> (dtype string, numpy array of the raw little-endian elements)."""
+    order = sorted(tensors, key=lambda n: (-tensors[n][1].dtype.itemsize, n))
+    header, blobs, offset = {}, [], 0
+    for name in order:
+        dtype, array = tensors[name]
+        raw = np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<")).tobytes()
+        header[name] = {"dtype": dtype, "shape": list(array.shape), "data_offsets": [offset, offset + len(raw)]}
+        blobs.append(raw)
+        offset += len(raw)
+    if metadata:
+        header["__metadata__"] = metadata
+    text = json.dumps(header).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
+embed = rng.normal(0, 0.02, size=(16, 8)).astype(np.float32)
+embed[[3, 11]] = 0  # dead embedding rows
+q = rng.normal(0, 0.1, size=(8, 8)).astype(np.float32)
+q[2, 3] = np.nan
+q[5, 0] = np.inf
+fc1 = rng.normal(0, 0.1, size=(12, 8)).astype(np.float32)
+fc1[7] *= 100  # an outlier channel
+fc2 = rng.normal(0, 0.1, size=(8, 12)).astype(np.float32)
+fc2[:, [3, 7]] = 0  # dead input units
+big = rng.normal(0, 3000, size=(4, 4)).astype(np.float32)
+big[1, 2] = 70000.0  # beyond f16
+model = {
+    "embed.weight": ("F32", embed),
+    "layers.0.attn.q.weight": ("F32", q),
+    "layers.0.mlp.fc1.weight": ("BF16", bf16(fc1)),
+    "layers.1.mlp.fc2.weight": ("F32", fc2),
+    "layers.1.mlp.up.weight": ("F16", rng.normal(0, 0.05, size=(12, 8)).astype(np.float16)),
+    "layers.1.norm.weight": ("F32", np.ones(8, dtype=np.float32)),
+    "layers.1.scale": ("F32", big),
+    "lm_head.weight": ("F32", embed.copy()),
+    "step": ("I64", np.array(1234, dtype=np.int64)),
+}
+write_safetensors(f"{out}/model.safetensors", model, {"format": "pt", "source": "make_fixtures.py"})
+np.save(f"{out}/embed.npy", embed)  # the same values, for cross-format checks
+
+# A sharded checkpoint: two shards and the index.
+os.makedirs(f"{out}/sharded", exist_ok=True)
+shard_a = {"a.weight": ("F32", rng.normal(size=(4, 4)).astype(np.float32))}
+shard_b = {"b.weight": ("F32", rng.normal(size=(2, 3)).astype(np.float32)),
+           "b.bias": ("F32", np.zeros(3, dtype=np.float32))}
+write_safetensors(f"{out}/sharded/model-00001-of-00002.safetensors", shard_a)
+write_safetensors(f"{out}/sharded/model-00002-of-00002.safetensors", shard_b)
+index = {"metadata": {"total_size": 100},
+         "weight_map": {"a.weight": "model-00001-of-00002.safetensors",
+                        "b.weight": "model-00002-of-00002.safetensors",
+                        "b.bias": "model-00002-of-00002.safetensors"}}
+json.dump(index, open(f"{out}/sharded/model.safetensors.index.json", "w"))
+
+# .npy in every layout.
+grid = np.arange(12, dtype=np.float32).reshape(3, 4) - 5.5
+np.save(f"{out}/c_f4.npy", grid)
+np.save(f"{out}/fortran_f8.npy", np.asfortranarray(grid.astype(np.float64)))
+np.save(f"{out}/big_endian_f4.npy", grid.astype(">f4"))
+np.save(f"{out}/half.npy", grid.astype(np.float16))
+np.save(f"{out}/scalar_i8.npy", np.array(-7, dtype=np.int64))
+np.save(f"{out}/flags.npy", np.array([True, False, True]))
+with open(f"{out}/v2_f4.npy", "wb") as f:
+    np.lib.format.write_array(f, grid, version=(2, 0))
+with open(f"{out}/v3_f4.npy", "wb") as f:
+    np.lib.format.write_array(f, grid, version=(3, 0))
+np.save(f"{out}/objects.npy", np.array([{"a": 1}, None], dtype=object), allow_pickle=True)
+np.save(f"{out}/record.npy", np.zeros(2, dtype=[("x", "<f4"), ("y", "<i4")]))
+np.savez(f"{out}/archive.npz", a=grid)
