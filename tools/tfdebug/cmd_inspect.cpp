@@ -51,6 +51,10 @@ struct InspectArgs {
 constexpr double kOutlierRowRatio = 20.0;  // row abs-max over the median row abs-max
 constexpr int kMaxListed = 16;             // rows/columns listed in evidence
 
+std::string count_of(std::int64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
 std::vector<std::int64_t> unravel(std::int64_t flat, std::span<const std::int64_t> shape) {
   std::vector<std::int64_t> index(shape.size());
   for (std::size_t d = shape.size(); d-- > 0;) {
@@ -167,7 +171,8 @@ void matrix_rules(const io::NamedTensor& t, const Stats& s, const StatsOptions& 
       Finding f{"outlier_channels",
                 Severity::warning,
                 t.name,
-                std::to_string(outliers.size()) + " rows reach " + buffer + "x the median row's abs-max",
+                count_of(static_cast<std::int64_t>(outliers.size()), "row reaches", "rows reach") + " " +
+                    buffer + "x the median row's abs-max",
                 "outlier channels dominate the quantisation scale: consider per-channel scales or clipping",
                 {}};
       f.evidence["rows"] = std::vector<std::int64_t>(
@@ -208,7 +213,7 @@ void tensor_rules(const io::NamedTensor& t, const Stats& s, const StatsOptions& 
     Finding f{"target_overflow",
               Severity::error,
               t.name,
-              std::to_string(s.target->overflow) + " values exceed " +
+              count_of(s.target->overflow, "value exceeds", "values exceed") + " " +
                   std::string(dtype_name(s.target->dtype)) + "'s largest finite value (abs max " +
                   format_number(s.abs_max) + ")",
               "casting to this dtype saturates or overflows these values: scale the tensor or keep it wider",
