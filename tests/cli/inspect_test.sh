@@ -67,5 +67,26 @@ head -c 100 "$fx/model.safetensors" >"$work/truncated.safetensors"
 check "a truncated safetensors file exits 2" test $? -eq 2
 check "with a one-line reason" grep -q "truncated.safetensors: header length .* runs past the end" "$work/err"
 
+# tfdebug diff on a changed copy written by the same generator.
+"$tfdebug" diff "$fx/model.safetensors" "$fx/model_b.safetensors" --json >"$work/diff.json"
+check "diff exits 1 when checkpoints differ" test $? -eq 1
+check "diff reports every planted change" $py - "$work" <<'PY'
+import json, sys
+j = json.load(open(f"{sys.argv[1]}/diff.json"))
+assert j["missing"] == ["step"] and j["extra"] == ["layers.2.new.weight"], j
+assert j["shape_changes"] == [{"name": "layers.1.scale", "a": [4, 4], "b": [2, 8]}], j["shape_changes"]
+assert j["dtype_changes"] == [{"name": "layers.1.norm.weight", "a": "f32", "b": "bf16"}]
+top = j["tensors"][0]
+assert top["name"] == "layers.1.mlp.fc2.weight" and not top["allclose"], top
+assert top["first_diff_index"] == [1, 2] and abs(top["max_abs_diff"] - 0.5) < 1e-6, top
+others = [t for t in j["tensors"][1:]]
+assert all(t["allclose"] and t["max_abs_diff"] == 0 and t["cosine"] == 1 for t in others), others
+assert not j["identical"]
+PY
+"$tfdebug" diff "$fx/model.safetensors" "$fx/model.safetensors" >/dev/null
+check "diff of a checkpoint with itself exits 0" test $? -eq 0
+"$tfdebug" diff "$fx/embed.npy" "$fx/embed.npy" --rtol -1 2>"$work/err" >/dev/null
+check "negative tolerance is a usage error" test $? -eq 2
+
 echo "inspect: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

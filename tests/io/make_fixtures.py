@@ -89,3 +89,15 @@ with open(f"{out}/v3_f4.npy", "wb") as f:
 np.save(f"{out}/objects.npy", np.array([{"a": 1}, None], dtype=object), allow_pickle=True)
 np.save(f"{out}/record.npy", np.zeros(2, dtype=[("x", "<f4"), ("y", "<i4")]))
 np.savez(f"{out}/archive.npz", a=grid)
+
+# A changed copy of the model, for `tfdebug diff`: one value perturbed, one tensor removed, one
+# added, one reshaped, one stored as bf16 instead of f32 (same values where bf16 holds them).
+changed = dict(model)
+fc2_b = fc2.copy()
+fc2_b[1, 2] += 0.5
+changed["layers.1.mlp.fc2.weight"] = ("F32", fc2_b)
+del changed["step"]
+changed["layers.2.new.weight"] = ("F32", np.ones((2, 2), dtype=np.float32))
+changed["layers.1.scale"] = ("F32", big.reshape(2, 8))
+changed["layers.1.norm.weight"] = ("BF16", bf16(np.ones(8, dtype=np.float32)))
+write_safetensors(f"{out}/model_b.safetensors", changed, {"format": "pt"})

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 namespace tfdebug::cli {
 
+void register_diff(CLI::App& app);
 void register_inspect(CLI::App& app);
 void register_stats(CLI::App& app);
 void register_doctor(CLI::App& app);

@@ -20,10 +20,12 @@ int run(int argc, char** argv) {
   app.footer(
       "Examples:\n"
       "  tfdebug inspect model.safetensors --target-dtype f16 --fail-on error\n"
+      "  tfdebug diff before.safetensors after.safetensors --rtol 1e-3\n"
       "  tfdebug stats weights.bin --dtype bf16 --shape 4096,4096 --target-dtype f8-e4m3\n"
       "  tfdebug doctor\n"
-      "Exit codes: 0 success, 2 bad input (a message names the file or option).");
+      "Exit codes: 0 success, 1 findings (--fail-on) or differences (diff), 2 bad input.");
   tfdebug::cli::register_inspect(app);
+  tfdebug::cli::register_diff(app);
   tfdebug::cli::register_stats(app);
   tfdebug::cli::register_doctor(app);
   tfdebug::cli::register_dtypes(app);
