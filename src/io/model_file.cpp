@@ -27,6 +27,10 @@ namespace detail {
 Format sniff(std::span<const std::byte> bytes) {
   static constexpr unsigned char kNpy[] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
   if (bytes.size() >= 6 && std::memcmp(bytes.data(), kNpy, 6) == 0) return Format::npy;
+  if (bytes.size() >= 4 &&
+      (std::memcmp(bytes.data(), "PK\x03\x04", 4) == 0 || std::memcmp(bytes.data(), "PK\x05\x06", 4) == 0)) {
+    return Format::npz;
+  }
   if (bytes.size() >= 9 && static_cast<char>(bytes[8]) == '{') return Format::safetensors;
   // A JSON document with a weight_map: a sharded safetensors index.
   std::size_t i = 0;
@@ -46,13 +50,10 @@ namespace {
 namespace fs = std::filesystem;
 
 const char* describe_unknown(std::span<const std::byte> bytes) {
-  if (bytes.size() >= 4 && std::memcmp(bytes.data(), "PK\x03\x04", 4) == 0) {
-    return "a ZIP archive (.npz or a PyTorch .pt?); tfdebug reads safetensors and .npy files";
-  }
   if (bytes.size() >= 4 && std::memcmp(bytes.data(), "GGUF", 4) == 0) {
-    return "a GGUF file; tfdebug reads safetensors and .npy files";
+    return "a GGUF file; tfdebug reads safetensors, .npy and .npz files";
   }
-  return "not a format tfdebug recognises (it reads safetensors, sharded safetensors indexes and .npy)";
+  return "not a format tfdebug recognises (it reads safetensors, sharded safetensors indexes, .npy and .npz)";
 }
 
 class Builder {
@@ -72,6 +73,10 @@ class Builder {
       case detail::Format::npy:
         detail::read_npy(path, fs::path(path).stem().string(), bytes, tensors, storage_.owned);
         formats.insert("npy");
+        break;
+      case detail::Format::npz:
+        detail::read_npz(path, bytes, tensors, storage_.owned);
+        formats.insert("npz");
         break;
       case detail::Format::safetensors_index:
         add_index(path, bytes, tensors, meta, formats, files);
@@ -168,7 +173,7 @@ ModelFile ModelFile::open(const std::string& path) {
       builder.add_file(file, model.tensors_, model.metadata_, formats, model.files_, true);
     }
     if (model.tensors_.empty() && model.files_.empty()) {
-      throw Error(path + ": the folder holds no safetensors or .npy file");
+      throw Error(path + ": the folder holds no safetensors, .npy or .npz file");
     }
   } else if (fs::exists(path, ec)) {
     builder.add_file(path, model.tensors_, model.metadata_, formats, model.files_, false);

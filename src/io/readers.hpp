@@ -23,7 +23,11 @@ void read_safetensors(const std::string& origin, std::span<const std::byte> byte
 void read_npy(const std::string& origin, const std::string& name, std::span<const std::byte> bytes,
               std::vector<NamedTensor>& out, OwnedBuffers& owned);
 
-enum class Format { safetensors, npy, safetensors_index, unknown };
+// A .npz archive: every <name>.npy entry, decompressed into `owned`.
+void read_npz(const std::string& origin, std::span<const std::byte> bytes, std::vector<NamedTensor>& out,
+              OwnedBuffers& owned);
+
+enum class Format { safetensors, npy, npz, safetensors_index, unknown };
 // Recognises a format by its first bytes (and, for JSON, by the index's "weight_map").
 Format sniff(std::span<const std::byte> bytes);
 

@@ -89,6 +89,14 @@ with open(f"{out}/v3_f4.npy", "wb") as f:
 np.save(f"{out}/objects.npy", np.array([{"a": 1}, None], dtype=object), allow_pickle=True)
 np.save(f"{out}/record.npy", np.zeros(2, dtype=[("x", "<f4"), ("y", "<i4")]))
 np.savez(f"{out}/archive.npz", a=grid)
+np.savez_compressed(f"{out}/compressed.npz", grid.astype(np.float16), w=grid, b=grid.astype(">f8"))
+raw = bytearray(open(f"{out}/compressed.npz", "rb").read())
+raw[60] ^= 0xFF  # inside the first entry's deflate stream: the CRC (or inflate) must catch it
+open(f"{out}/corrupt.npz", "wb").write(bytes(raw))
+import zipfile
+with zipfile.ZipFile(f"{out}/torch_like.pt", "w") as z:  # the layout of torch.save's zip files
+    z.writestr("archive/data.pkl", b"\x80\x02}q\x00.")
+    z.writestr("archive/data/0", b"\x00" * 16)
 
 # A changed copy of the model, for `tfdebug diff`: one value perturbed, one tensor removed, one
 # added, one reshaped, one stored as bf16 instead of f32 (same values where bf16 holds them).

@@ -96,10 +96,26 @@ void expect_error(const std::string& path, const std::string& phrase) {
   }
 }
 
+TEST(ModelFile, NpzStoredAndDeflated) {
+  const ModelFile stored = ModelFile::open(fixture("archive.npz"));
+  EXPECT_EQ(stored.format(), "npz");
+  ASSERT_EQ(stored.tensors().size(), 1u);
+  EXPECT_EQ(stored.tensors()[0].name, "a");
+  EXPECT_EQ(stored.tensors()[0].view.at({2, 3}), 11 - 5.5);
+  const ModelFile deflated = ModelFile::open(fixture("compressed.npz"));
+  ASSERT_EQ(deflated.tensors().size(), 3u);
+  for (const auto& t : deflated.tensors()) {
+    SCOPED_TRACE(t.name);
+    EXPECT_TRUE(t.name == "w" || t.name == "b" || t.name == "arr_0");
+    EXPECT_EQ(t.view.at({1, 2}), 6 - 5.5);  // f4, big-endian f8 and f2 alike
+  }
+}
+
 TEST(ModelFile, RefusesWhatItCannotReadSafely) {
   expect_error(fixture("objects.npy"), "object array");
   expect_error(fixture("record.npy"), "structured");
-  expect_error(fixture("archive.npz"), "ZIP archive");
+  expect_error(fixture("torch_like.pt"), "PyTorch zip checkpoint");
+  expect_error(fixture("corrupt.npz"), "corrupt.npz:");
   expect_error(fixture("no-such-file.safetensors"), "no such file");
 }
 

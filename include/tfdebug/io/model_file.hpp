@@ -7,7 +7,8 @@
 //
 // Formats: safetensors (a single file, or a sharded checkpoint through its
 // *.safetensors.index.json), NumPy .npy (format versions 1, 2 and 3; C and Fortran order;
-// little- and big-endian). A folder opens every file in it that is one of these. Bad input
+// little- and big-endian) and .npz (stored or deflated, ZIP64; each array is decompressed into
+// memory the ModelFile owns). A folder opens every file in it that is one of these. Bad input
 // throws tfdebug::Error with one line naming the file and the problem.
 #pragma once
 
@@ -41,7 +42,7 @@ class ModelFile {
   const std::vector<std::string>& files() const noexcept { return files_; }
   // safetensors __metadata__ (and the index's "metadata"), string values only.
   const std::map<std::string, std::string>& metadata() const noexcept { return metadata_; }
-  // "safetensors", "npy", or a "+"-joined list for a folder of several formats.
+  // "safetensors", "npy", "npz", or a "+"-joined list for a folder of several formats.
   const std::string& format() const noexcept { return format_; }
 
   struct Storage;  // mapped files and converted copies that the views point into
