@@ -24,6 +24,10 @@ ModelFile::~ModelFile() = default;
 
 namespace detail {
 
+void fail(const std::string& origin, const std::string& problem) {
+  throw Error(origin + ": " + problem);
+}
+
 Format sniff(std::span<const std::byte> bytes) {
   static constexpr unsigned char kNpy[] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
   if (bytes.size() >= 6 && std::memcmp(bytes.data(), kNpy, 6) == 0) return Format::npy;

@@ -11,10 +11,6 @@
 namespace tfdebug::io::detail {
 namespace {
 
-[[noreturn]] void fail(const std::string& origin, const std::string& problem) {
-  throw Error(origin + ": " + problem);
-}
-
 // A tiny reader for the Python literals numpy writes: strings, True/False, tuples of ints.
 class DictParser {
  public:

@@ -13,10 +13,6 @@
 namespace tfdebug::io::detail {
 namespace {
 
-[[noreturn]] void fail(const std::string& origin, const std::string& problem) {
-  throw Error(origin + ": " + problem);
-}
-
 struct ArchiveCloser {
   void operator()(zip_t* archive) const noexcept { zip_discard(archive); }
 };

@@ -13,6 +13,9 @@
 
 namespace tfdebug::io::detail {
 
+// Throws tfdebug::Error("<origin>: <problem>"): every reader error names the file first.
+[[noreturn]] void fail(const std::string& origin, const std::string& problem);
+
 // Bytes that views may point into when a format needs converting (big-endian .npy).
 using OwnedBuffers = std::vector<std::vector<std::byte>>;
 

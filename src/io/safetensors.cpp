@@ -26,10 +26,6 @@ constexpr DTypeName kDTypes[] = {
     {"I32", DType::i32},           {"I64", DType::i64},         {"U8", DType::u8},   {"BOOL", DType::boolean},
 };
 
-[[noreturn]] void fail(const std::string& origin, const std::string& problem) {
-  throw Error(origin + ": " + problem);
-}
-
 DType parse_dtype_name(const std::string& origin, const std::string& tensor, const std::string& name) {
   for (const DTypeName& d : kDTypes) {
     if (name == d.name) return d.dtype;

@@ -9,11 +9,12 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
 #include "commands.hpp"
+#include "json_output.hpp"
+#include "model_names.hpp"
 #include "terminal.hpp"
 #include "tfdebug/core/compare.hpp"
 #include "tfdebug/core/error.hpp"
@@ -39,13 +40,6 @@ std::string shape_text(std::span<const std::int64_t> shape) {
   std::string s = "[";
   for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
   return s + "]";
-}
-
-std::optional<int> layer_index(const std::string& name) {
-  static const std::regex kLayer(R"((?:^|\.)(\d+)\.)");
-  std::smatch m;
-  if (std::regex_search(name, m, kLayer)) return std::stoi(m[1].str());
-  return std::nullopt;
 }
 
 void run_diff(const DiffArgs& args) {
@@ -101,7 +95,6 @@ void run_diff(const DiffArgs& args) {
       std::count_if(compared.begin(), compared.end(), [](const Changed& c) { return !c.c.allclose; }));
   const bool same = missing.empty() && extra.empty() && shape_changes.empty() && not_close == 0;
 
-  auto number = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); };
   if (args.json) {
     nlohmann::json out = {{"a", args.a},
                           {"b", args.b},
@@ -117,10 +110,10 @@ void run_diff(const DiffArgs& args) {
       nlohmann::json j = {{"name", c->name},
                           {"allclose", c->c.allclose},
                           {"mismatches", c->c.mismatches},
-                          {"max_abs_diff", number(c->c.max_abs_diff)},
-                          {"max_rel_diff", number(c->c.max_rel_diff)},
-                          {"cosine", number(c->c.cosine)},
-                          {"relative_l2", number(c->c.relative_l2)}};
+                          {"max_abs_diff", json_number(c->c.max_abs_diff)},
+                          {"max_rel_diff", json_number(c->c.max_rel_diff)},
+                          {"cosine", json_number(c->c.cosine)},
+                          {"relative_l2", json_number(c->c.relative_l2)}};
       j["first_diff_index"] =
           c->c.first_mismatch.empty() ? nlohmann::json(nullptr) : nlohmann::json(c->c.first_mismatch);
       out["tensors"].push_back(std::move(j));
@@ -129,7 +122,7 @@ void run_diff(const DiffArgs& args) {
     for (const auto& [layer, sums] : layers) {
       out["layers"].push_back(
           {{"layer", layer},
-           {"relative_l2", number(sums.second > 0 ? std::sqrt(sums.first / sums.second) : 0.0)}});
+           {"relative_l2", json_number(sums.second > 0 ? std::sqrt(sums.first / sums.second) : 0.0)}});
     }
     std::printf("%s\n", out.dump(2).c_str());
   } else {

@@ -9,12 +9,12 @@
 #include <cstring>
 #include <map>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
 #include "commands.hpp"
 #include "json_output.hpp"
+#include "model_names.hpp"
 #include "terminal.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/core/histogram.hpp"
@@ -232,13 +232,6 @@ void tensor_rules(const io::NamedTensor& t, const Stats& s, const StatsOptions& 
   matrix_rules(t, s, options, findings);
 }
 
-std::optional<int> layer_of(const std::string& name) {
-  static const std::regex kLayer(R"((?:^|\.)(\d+)\.)");
-  std::smatch m;
-  if (std::regex_search(name, m, kLayer)) return std::stoi(m[1].str());
-  return std::nullopt;
-}
-
 void run_inspect(const InspectArgs& args) {
   StatsOptions options;
   options.threads = args.threads;
@@ -366,7 +359,7 @@ void run_inspect(const InspectArgs& args) {
     // How scales evolve with depth: per numbered layer, parameters, RMS and abs-max.
     std::map<int, std::tuple<std::int64_t, double, double>> layers;  // n, sum of squares, abs max
     for (const Row& r : rows) {
-      const auto layer = layer_of(r.tensor->name);
+      const auto layer = layer_index(r.tensor->name);
       if (!layer || r.stats.finite() == 0) continue;
       auto& [n, squares, abs_max] = layers[*layer];
       n += r.stats.finite();

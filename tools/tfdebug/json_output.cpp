@@ -3,22 +3,19 @@
 #include <cmath>
 
 namespace tfdebug::cli {
-namespace {
 
-nlohmann::json number(double x) {
+nlohmann::json json_number(double x) {
   return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr);
 }
 
-}  // namespace
-
 nlohmann::json to_json(const TargetFit& fit) {
   return {{"dtype", std::string(dtype_name(fit.dtype))},
-          {"headroom", number(fit.headroom)},
+          {"headroom", json_number(fit.headroom)},
           {"overflow", fit.overflow},
           {"underflow", fit.underflow},
           {"subnormal", fit.subnormal},
-          {"overflow_fraction", number(fit.overflow_fraction)},
-          {"underflow_fraction", number(fit.underflow_fraction)}};
+          {"overflow_fraction", json_number(fit.overflow_fraction)},
+          {"underflow_fraction", json_number(fit.underflow_fraction)}};
 }
 
 nlohmann::json to_json(const Stats& s) {
@@ -30,23 +27,23 @@ nlohmann::json to_json(const Stats& s) {
                       {"subnormal", s.subnormal},
                       {"negative", s.negative},
                       {"positive", s.positive},
-                      {"min", number(s.min)},
-                      {"max", number(s.max)},
-                      {"abs_max", number(s.abs_max)},
-                      {"min_abs_nonzero", number(s.min_abs_nonzero)},
-                      {"mean", number(s.mean)},
-                      {"variance", number(s.variance)},
-                      {"std", number(s.std)},
-                      {"l1", number(s.l1)},
-                      {"l2", number(s.l2)},
-                      {"headroom", number(s.headroom)}};
+                      {"min", json_number(s.min)},
+                      {"max", json_number(s.max)},
+                      {"abs_max", json_number(s.abs_max)},
+                      {"min_abs_nonzero", json_number(s.min_abs_nonzero)},
+                      {"mean", json_number(s.mean)},
+                      {"variance", json_number(s.variance)},
+                      {"std", json_number(s.std)},
+                      {"l1", json_number(s.l1)},
+                      {"l2", json_number(s.l2)},
+                      {"headroom", json_number(s.headroom)}};
   if (s.target) j["target"] = to_json(*s.target);
   return j;
 }
 
 nlohmann::json to_json(const Histogram& h) {
   nlohmann::json edges = nlohmann::json::array();
-  for (double e : h.edges) edges.push_back(number(e));
+  for (double e : h.edges) edges.push_back(json_number(e));
   return {{"edges", edges}, {"counts", h.counts},   {"below", h.below},    {"above", h.above},
           {"nan", h.nan},   {"pos_inf", h.pos_inf}, {"neg_inf", h.neg_inf}};
 }

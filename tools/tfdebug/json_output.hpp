@@ -9,6 +9,9 @@
 
 namespace tfdebug::cli {
 
+// A number, or null when it is NaN or infinite.
+nlohmann::json json_number(double x);
+
 nlohmann::json to_json(const Stats& stats);
 nlohmann::json to_json(const TargetFit& fit);
 nlohmann::json to_json(const Histogram& histogram);
