@@ -3,22 +3,7 @@
 # exit codes and messages for bad input.
 set -u
 tfdebug="$1"
-py=/usr/bin/python3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
-
-check() {  # check NAME COMMAND...: passes when COMMAND exits 0
-  local name="$1"
-  shift
-  if "$@"; then
-    passed=$((passed + 1))
-  else
-    failed=$((failed + 1))
-    echo "FAIL: $name"
-  fi
-}
+source "$(dirname "$0")/harness.sh"
 
 expect_exit() {  # expect_exit CODE PATTERN ARGS...: tfdebug exits CODE and stderr matches PATTERN
   local code="$1" pattern="$2"
@@ -123,5 +108,4 @@ import json,sys; j=json.load(open('$work/doctor.json')); assert j['self_test_ok'
 check "dtypes lists f8_e4m3fn with max 448" $py -c "
 import json; j={d['name']:d for d in json.load(open('$work/dtypes.json'))}; assert j['f8_e4m3fn']['max_finite']==448 and j['bf16']['size']==2"
 
-echo "cli: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish cli

@@ -3,16 +3,7 @@
 set -u
 tfdebug="$1"
 fx="$2"
-py=/usr/bin/python3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
-check() {
-  local name="$1"
-  shift
-  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $name"; fi
-}
+source "$(dirname "$0")/harness.sh"
 
 "$tfdebug" inspect "$fx/model.safetensors" --target-dtype f16 --json >"$work/model.json"
 check "inspect --json exits 0 without --fail-on" test $? -eq 0
@@ -88,5 +79,4 @@ check "diff of a checkpoint with itself exits 0" test $? -eq 0
 "$tfdebug" diff "$fx/embed.npy" "$fx/embed.npy" --rtol -1 2>"$work/err" >/dev/null
 check "negative tolerance is a usage error" test $? -eq 2
 
-echo "inspect: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish inspect
