@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 seconds="${FUZZ_SECONDS:-30}"
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz
-for name in stats_fuzz histogram_fuzz safetensors_fuzz npy_fuzz npz_fuzz; do
+for source in fuzz/*_fuzz.cpp; do
+  name="$(basename "$source" .cpp)"
   corpus="build/fuzz/corpus/$name"
   mkdir -p "$corpus"
   [ -d "fuzz/corpus/$name" ] && cp -n fuzz/corpus/$name/* "$corpus"/ 2>/dev/null || true

@@ -18,6 +18,8 @@ packages=(
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   # peers and independent references in tests/bench
   python3-numpy libopenblas0-pthread
+  # independent writers/readers of model files in tests: torch.save, onnx; ONNX conformance models
+  python3-torch python3-onnx libonnx-testdata
 )
 
 missing=()
