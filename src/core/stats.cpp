@@ -35,6 +35,7 @@
 #include "stats_kernel.hpp"
 #include "tensor_walk.hpp"
 #include "tfdebug/core/error.hpp"
+#include "tfdebug/core/quantized.hpp"
 
 namespace tfdebug {
 namespace {
@@ -236,13 +237,11 @@ std::string best_simd_target() {
   return kernels.empty() ? "reference" : kernels.front().name;
 }
 
-Stats compute_stats(TensorView view, const StatsOptions& options) {
-  const ChunkKernelFn kernel = resolve_kernel(options.simd);
-  const DType dtype = view.dtype();
-  const DTypeInfo& info = dtype_info(dtype);
+namespace {
 
+KernelParams make_params(DType dtype, const StatsOptions& options) {
   KernelParams params;
-  params.subnormal_below = info.min_normal;
+  params.subnormal_below = dtype_info(dtype).min_normal;
   params.exact = options.exact;
   if (options.target) {
     const DTypeInfo& target = dtype_info(*options.target);
@@ -255,31 +254,23 @@ Stats compute_stats(TensorView view, const StatsOptions& options) {
     params.target_flush = target.min_subnormal / 2;
     params.target_min_normal = target.min_normal;
   }
+  return params;
+}
 
-  const std::int64_t n = view.numel();
+// Runs chunk(c, scratch) for every chunk c on up to options.threads threads and merges the
+// partials over a fixed tree (Note [Deterministic merge]).
+template <typename ChunkFn>
+Partial run_chunks(std::int64_t n, const StatsOptions& options, std::size_t scratch_bytes, ChunkFn chunk) {
   const std::int64_t chunks = (n + kStatsChunk - 1) / kStatsChunk;
   std::vector<Partial> parts(static_cast<std::size_t>(chunks));
-  const bool contiguous = view.is_contiguous();
-  const auto elem = static_cast<std::int64_t>(view.element_size());
-  const auto* base = static_cast<const std::byte*>(view.data());
-
   std::atomic<std::int64_t> next{0};
   auto worker = [&] {
-    std::vector<std::byte> gathered;
-    if (!contiguous) gathered.resize(static_cast<std::size_t>(kStatsChunk * elem));
+    std::vector<std::byte> scratch(scratch_bytes);
     for (std::int64_t c = next.fetch_add(1, std::memory_order_relaxed); c < chunks;
          c = next.fetch_add(1, std::memory_order_relaxed)) {
-      const std::int64_t start = c * kStatsChunk;
-      const std::int64_t count = std::min(kStatsChunk, n - start);
-      const std::byte* data = base + start * elem;
-      if (!contiguous) {
-        detail::gather_range(view, start, count, gathered.data());
-        data = gathered.data();
-      }
-      parts[static_cast<std::size_t>(c)] = chunk_partial(kernel, data, count, dtype, params);
+      parts[static_cast<std::size_t>(c)] = chunk(c, scratch.data());
     }
   };
-
   int threads = options.threads > 0 ? options.threads
                                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (n < kParallelThreshold) threads = 1;
@@ -288,8 +279,10 @@ Stats compute_stats(TensorView view, const StatsOptions& options) {
   for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();
   for (auto& t : pool) t.join();
+  return chunks > 0 ? merge_range(parts, 0, parts.size()) : Partial{};
+}
 
-  const Partial all = chunks > 0 ? merge_range(parts, 0, parts.size()) : Partial{};
+Stats finish(const Partial& all, std::int64_t n, DType dtype, const std::optional<DType>& target) {
   Stats s;
   s.dtype = dtype;
   s.count = n;
@@ -312,11 +305,11 @@ Stats compute_stats(TensorView view, const StatsOptions& options) {
   const double nf = static_cast<double>(all.finite);
   s.l1 = any_finite ? all.mean_abs * nf : 0.0;
   s.l2 = any_finite ? std::sqrt(nf) * std::hypot(mean, s.std) : 0.0;
-  s.headroom = s.abs_max / info.max_finite;
-  if (options.target) {
+  s.headroom = s.abs_max / dtype_info(dtype).max_finite;
+  if (target) {
     TargetFit fit;
-    fit.dtype = *options.target;
-    fit.headroom = s.abs_max / dtype_info(*options.target).max_finite;
+    fit.dtype = *target;
+    fit.headroom = s.abs_max / dtype_info(*target).max_finite;
     fit.overflow = all.target_overflow;
     fit.underflow = all.target_underflow;
     fit.subnormal = all.target_subnormal;
@@ -327,5 +320,101 @@ Stats compute_stats(TensorView view, const StatsOptions& options) {
   }
   return s;
 }
+
+}  // namespace
+
+Stats compute_stats(TensorView view, const StatsOptions& options) {
+  const ChunkKernelFn kernel = resolve_kernel(options.simd);
+  const DType dtype = view.dtype();
+  const KernelParams params = make_params(dtype, options);
+  const std::int64_t n = view.numel();
+  const bool contiguous = view.is_contiguous();
+  const auto elem = static_cast<std::int64_t>(view.element_size());
+  const auto* base = static_cast<const std::byte*>(view.data());
+  const Partial all = run_chunks(n, options, contiguous ? 0 : static_cast<std::size_t>(kStatsChunk * elem),
+                                 [&](std::int64_t c, std::byte* scratch) {
+                                   const std::int64_t start = c * kStatsChunk;
+                                   const std::int64_t count = std::min(kStatsChunk, n - start);
+                                   const std::byte* data = base + start * elem;
+                                   if (!contiguous) {
+                                     detail::gather_range(view, start, count, scratch);
+                                     data = scratch;
+                                   }
+                                   return chunk_partial(kernel, data, count, dtype, params);
+                                 });
+  return finish(all, n, dtype, options.target);
+}
+
+// Note [Quantised chunks]: kStatsChunk (16384) is a whole number of blocks of every format
+// (32 or 256 values), so each chunk decodes its own blocks into f32 scratch and runs the f32
+// kernel on them: the decoded tensor never exists as a whole.
+Stats compute_stats(const QuantizedView& view, const StatsOptions& options) {
+  static_assert(kStatsChunk % 256 == 0);
+  const ChunkKernelFn kernel = resolve_kernel(options.simd);
+  const KernelParams params = make_params(DType::f32, options);
+  const BlockFormatInfo& info = block_format_info(view.format);
+  const std::int64_t n = view.numel();
+  if (n % info.block_elements != 0) {
+    throw Error("a " + std::string(info.name) + " tensor needs a multiple of " +
+                std::to_string(info.block_elements) + " values, not " + std::to_string(n));
+  }
+  const Partial all = run_chunks(n, options, static_cast<std::size_t>(kStatsChunk) * sizeof(float),
+                                 [&](std::int64_t c, std::byte* scratch) {
+                                   const std::int64_t start = c * kStatsChunk;
+                                   const std::int64_t count = std::min(kStatsChunk, n - start);
+                                   auto* values = reinterpret_cast<float*>(scratch);
+                                   dequantize(view.format, view.data + start / info.block_elements * info.block_bytes,
+                                              count / info.block_elements, values);
+                                   return chunk_partial(kernel, values, count, DType::f32, params);
+                                 });
+  return finish(all, n, DType::f32, options.target);
+}
+
+struct StatsAccumulator::State {
+  ChunkKernelFn kernel;
+  DType dtype;
+  KernelParams params;
+  std::optional<DType> target;
+  std::int64_t count = 0;
+  Partial all;
+  std::vector<std::byte> scratch;
+};
+
+StatsAccumulator::StatsAccumulator(DType dtype, const StatsOptions& options)
+    : state_(std::make_unique<State>(State{resolve_kernel(options.simd), dtype, make_params(dtype, options),
+                                           options.target, 0, Partial{}, {}})) {}
+StatsAccumulator::StatsAccumulator(StatsAccumulator&&) noexcept = default;
+StatsAccumulator& StatsAccumulator::operator=(StatsAccumulator&&) noexcept = default;
+StatsAccumulator::~StatsAccumulator() = default;
+
+void StatsAccumulator::add(TensorView values) {
+  State& st = *state_;
+  if (values.dtype() != st.dtype) {
+    throw Error("StatsAccumulator for " + std::string(dtype_name(st.dtype)) + " values was given " +
+                std::string(dtype_name(values.dtype())));
+  }
+  const std::int64_t n = values.numel();
+  const bool contiguous = values.is_contiguous();
+  const auto elem = static_cast<std::int64_t>(values.element_size());
+  if (!contiguous) st.scratch.resize(static_cast<std::size_t>(kStatsChunk * elem));
+  const auto* base = static_cast<const std::byte*>(values.data());
+  for (std::int64_t start = 0; start < n; start += kStatsChunk) {
+    const std::int64_t count = std::min(kStatsChunk, n - start);
+    const std::byte* data = base + start * elem;
+    if (!contiguous) {
+      detail::gather_range(values, start, count, st.scratch.data());
+      data = st.scratch.data();
+    }
+    st.all = merge(st.all, chunk_partial(st.kernel, data, count, st.dtype, st.params));
+  }
+  st.count += n;
+}
+
+void StatsAccumulator::merge_from(const StatsAccumulator& later) {
+  state_->all = merge(state_->all, later.state_->all);
+  state_->count += later.state_->count;
+}
+
+Stats StatsAccumulator::result() const { return finish(state_->all, state_->count, state_->dtype, state_->target); }
 
 }  // namespace tfdebug

@@ -26,10 +26,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "tfdebug/core/quantized.hpp"
 #include "tfdebug/core/tensor_view.hpp"
 
 namespace tfdebug {
@@ -87,6 +89,29 @@ struct Stats {
 
 // One fused pass over `view`. Throws tfdebug::Error for an unknown options.simd name.
 Stats compute_stats(TensorView view, const StatsOptions& options = {});
+
+// The statistics of a block-quantised tensor's decoded values (dtype f32; headroom and subnormals
+// relative to f32), decoded one chunk at a time (Note [Quantised chunks] in stats.cpp).
+Stats compute_stats(const QuantizedView& view, const StatsOptions& options = {});
+
+// Statistics of a tensor that arrives in pieces (row blocks read one at a time, decoded rows):
+// add the pieces in logical order, or build accumulators for consecutive ranges on several
+// threads and merge them in order. Agrees with compute_stats on the whole to rounding.
+class StatsAccumulator {
+ public:
+  explicit StatsAccumulator(DType dtype, const StatsOptions& options = {});
+  StatsAccumulator(StatsAccumulator&&) noexcept;
+  StatsAccumulator& operator=(StatsAccumulator&&) noexcept;
+  ~StatsAccumulator();
+
+  void add(TensorView values);                         // values.dtype() must be the dtype
+  void merge_from(const StatsAccumulator& later);      // `later` covers the values after these
+  Stats result() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 // SIMD targets this build has code for and this CPU supports, best first, e.g.
 // {"AVX3", "AVX2", "SSE4", "SSSE3", "EMU128"}.

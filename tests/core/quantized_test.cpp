@@ -1,0 +1,187 @@
+#include "tfdebug/core/quantized.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "tfdebug/core/dtype.hpp"
+#include "tfdebug/core/error.hpp"
+#include "tfdebug/core/stats.hpp"
+#include "tfdebug/core/tensor_view.hpp"
+
+namespace tfdebug {
+namespace {
+
+void put_u16(std::vector<std::byte>& b, std::size_t at, std::uint16_t v) { std::memcpy(b.data() + at, &v, 2); }
+
+constexpr std::uint16_t kHalf = 0x3800;  // f16 0.5
+constexpr std::uint16_t kTwo = 0x4000;   // f16 2.0
+constexpr std::uint16_t kMinusOne = 0xBC00;
+
+std::vector<float> decode(BlockFormat f, const std::vector<std::byte>& b) {
+  const auto& info = block_format_info(f);
+  std::vector<float> out(b.size() / static_cast<std::size_t>(info.block_bytes) *
+                         static_cast<std::size_t>(info.block_elements));
+  dequantize(f, b.data(), static_cast<std::int64_t>(b.size()) / info.block_bytes, out.data());
+  return out;
+}
+
+TEST(Quantized, FormatTable) {
+  EXPECT_EQ(block_formats().size(), 7u);
+  EXPECT_EQ(block_format_info(BlockFormat::q6_k).block_bytes, 210);
+  EXPECT_EQ(parse_block_format("Q4_K"), BlockFormat::q4_k);
+  EXPECT_FALSE(parse_block_format("q3_k").has_value());
+}
+
+TEST(Quantized, Q8_0IsScaleTimesInt8) {
+  std::vector<std::byte> b(34);
+  put_u16(b, 0, kHalf);
+  for (int j = 0; j < 32; ++j) b[2 + static_cast<std::size_t>(j)] = static_cast<std::byte>(static_cast<std::int8_t>(j - 16));
+  const auto y = decode(BlockFormat::q8_0, b);
+  for (int j = 0; j < 32; ++j) EXPECT_EQ(y[static_cast<std::size_t>(j)], 0.5f * static_cast<float>(j - 16)) << j;
+}
+
+TEST(Quantized, Q4_0LowNibblesFirstThenHigh) {
+  std::vector<std::byte> b(18);
+  put_u16(b, 0, kTwo);
+  for (int j = 0; j < 16; ++j) b[2 + static_cast<std::size_t>(j)] = static_cast<std::byte>(j | ((15 - j) << 4));
+  const auto y = decode(BlockFormat::q4_0, b);
+  for (int j = 0; j < 16; ++j) {
+    EXPECT_EQ(y[static_cast<std::size_t>(j)], 2.0f * static_cast<float>(j - 8));
+    EXPECT_EQ(y[static_cast<std::size_t>(j + 16)], 2.0f * static_cast<float>(15 - j - 8));
+  }
+}
+
+TEST(Quantized, Q4_1AddsTheMinimum) {
+  std::vector<std::byte> b(20);
+  put_u16(b, 0, kHalf);
+  put_u16(b, 2, kMinusOne);
+  for (int j = 0; j < 16; ++j) b[4 + static_cast<std::size_t>(j)] = static_cast<std::byte>(0xF3);
+  const auto y = decode(BlockFormat::q4_1, b);
+  EXPECT_EQ(y[0], 0.5f * 3 - 1);
+  EXPECT_EQ(y[16], 0.5f * 15 - 1);
+}
+
+TEST(Quantized, Q5FifthBitComesFromQh) {
+  std::vector<std::byte> b(22);
+  put_u16(b, 0, kTwo);
+  const std::uint32_t qh = (1u << 3) | (1u << 20);  // value 3 and value 20 get bit 4
+  std::memcpy(b.data() + 2, &qh, 4);
+  for (int j = 0; j < 16; ++j) b[6 + static_cast<std::size_t>(j)] = static_cast<std::byte>(0x21);  // lo 1, hi 2
+  const auto y = decode(BlockFormat::q5_0, b);
+  EXPECT_EQ(y[0], 2.0f * (1 - 16));
+  EXPECT_EQ(y[3], 2.0f * (1 + 16 - 16));
+  EXPECT_EQ(y[16], 2.0f * (2 - 16));
+  EXPECT_EQ(y[20], 2.0f * (2 + 16 - 16));
+
+  std::vector<std::byte> c(24);
+  put_u16(c, 0, kHalf);
+  put_u16(c, 2, kMinusOne);
+  std::memcpy(c.data() + 4, &qh, 4);
+  for (int j = 0; j < 16; ++j) c[8 + static_cast<std::size_t>(j)] = static_cast<std::byte>(0x21);
+  const auto z = decode(BlockFormat::q5_1, c);
+  EXPECT_EQ(z[0], 0.5f * 1 - 1);
+  EXPECT_EQ(z[3], 0.5f * 17 - 1);
+  EXPECT_EQ(z[20], 0.5f * 18 - 1);
+}
+
+TEST(Quantized, Q4KSixBitScalesAndMins) {
+  std::vector<std::byte> b(144);
+  put_u16(b, 0, kHalf);  // d
+  put_u16(b, 2, kTwo);   // dmin
+  std::uint8_t s[12] = {};
+  s[0] = 3;                    // pair 0 scale
+  s[4] = 5;                    // pair 0 min
+  s[1] = 7 | (1 << 6);         // pair 1 scale 7; top bits of pair 5's scale = 1
+  s[5] = 2 | (2 << 6);         // pair 1 min 2; top bits of pair 5's min = 2
+  s[9] = 0x4 | (0x6 << 4);     // pair 5: scale low 4 = 4, min low 4 = 6
+  std::memcpy(b.data() + 4, s, 12);
+  for (int i = 0; i < 128; ++i) b[16 + static_cast<std::size_t>(i)] = static_cast<std::byte>(0x9A);  // lo 10, hi 9
+  const auto y = decode(BlockFormat::q4_k, b);
+  EXPECT_EQ(y[0], 0.5f * 3 * 10 - 2.0f * 5);          // group 0, low nibbles, pair 0
+  EXPECT_EQ(y[32], 0.5f * 7 * 9 - 2.0f * 2);          // group 0, high nibbles, pair 1
+  EXPECT_EQ(y[160], 0.5f * (4 + 16) * 9 - 2.0f * (6 + 32));  // group 2, high nibbles, pair 5
+  EXPECT_EQ(y[64], 0.0f);                             // pair 2: scale 0, min 0
+}
+
+TEST(Quantized, Q6KLayout) {
+  std::vector<std::byte> b(210);
+  for (int i = 0; i < 128; ++i) b[static_cast<std::size_t>(i)] = static_cast<std::byte>(0x51);  // lo 1, hi 5
+  for (int i = 0; i < 64; ++i) b[128 + static_cast<std::size_t>(i)] = static_cast<std::byte>(0b11100100);  // 0,1,2,3
+  for (int i = 0; i < 16; ++i) b[192 + static_cast<std::size_t>(i)] = static_cast<std::byte>(static_cast<std::int8_t>(i - 8));
+  put_u16(b, 208, kHalf);
+  const auto y = decode(BlockFormat::q6_k, b);
+  // value l: scale index l/16, q = (1 | 0<<4) - 32; value l+32: (1 | 1<<4) - 32, scale index 2 + l/16
+  EXPECT_EQ(y[0], 0.5f * -8 * (1 - 32));
+  EXPECT_EQ(y[17], 0.5f * -7 * (1 - 32));
+  EXPECT_EQ(y[32], 0.5f * -6 * (17 - 32));
+  EXPECT_EQ(y[64], 0.5f * -4 * (5 + 32 - 32));
+  EXPECT_EQ(y[96], 0.5f * -2 * (5 + 48 - 32));
+  EXPECT_EQ(y[128], 0.5f * 0 * (1 - 32));   // second half, scales 8..15
+  EXPECT_EQ(y[255], 0.5f * 7 * (5 + 48 - 32));
+}
+
+// The streaming path (decode a chunk, run the f32 kernel) equals the kernel on the decoded whole.
+TEST(Quantized, StatsMatchTheDecodedTensor) {
+  std::mt19937 rng(7);
+  for (const BlockFormatInfo& info : block_formats()) {
+    const std::int64_t rows = 40;
+    const std::int64_t cols = 1024;
+    std::vector<std::byte> blocks(static_cast<std::size_t>(rows * cols / info.block_elements * info.block_bytes));
+    for (auto& x : blocks) x = static_cast<std::byte>(rng());
+    // Keep the f16 scales finite and moderate: every 2-byte field gets a small exponent.
+    for (std::size_t at = 0; at < blocks.size(); at += static_cast<std::size_t>(info.block_bytes)) {
+      const std::size_t d_at = info.format == BlockFormat::q6_k ? 208 : 0;
+      put_u16(blocks, at + d_at, static_cast<std::uint16_t>(0x2000 | (rng() & 0x3FF)));
+      if (info.format == BlockFormat::q4_1 || info.format == BlockFormat::q5_1 || info.format == BlockFormat::q4_k)
+        put_u16(blocks, at + 2, static_cast<std::uint16_t>(0x2000 | (rng() & 0x83FF)));
+    }
+    const QuantizedView q{info.format, blocks.data(), {rows, cols}};
+    ASSERT_EQ(q.bytes(), blocks.size());
+    const auto decoded = decode(info.format, blocks);
+    const TensorView whole(decoded.data(), DType::f32, {rows, cols});
+    StatsOptions options;
+    options.threads = 3;
+    const Stats a = compute_stats(q, options);
+    const Stats b = compute_stats(whole, options);
+    EXPECT_EQ(a.count, rows * cols) << info.name;
+    EXPECT_EQ(a.zero, b.zero) << info.name;
+    EXPECT_EQ(a.negative, b.negative) << info.name;
+    EXPECT_EQ(a.min, b.min) << info.name;
+    EXPECT_EQ(a.max, b.max) << info.name;
+    EXPECT_EQ(a.mean, b.mean) << info.name;
+    EXPECT_EQ(a.variance, b.variance) << info.name;
+    EXPECT_GT(a.variance, 0) << info.name;
+  }
+}
+
+TEST(StatsAccumulatorTest, PiecesAgreeWithTheWhole) {
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal(3.0f, 2.0f);
+  std::vector<float> v(100000);
+  for (auto& x : v) x = normal(rng);
+  v[12345] = std::numeric_limits<float>::quiet_NaN();
+  const TensorView whole(v.data(), DType::f32, {1000, 100});
+  StatsOptions exact;
+  exact.exact = true;  // f64 per element: different chunking changes only the last bits
+  const Stats expect = compute_stats(whole, exact);
+  StatsAccumulator first(DType::f32, exact);
+  StatsAccumulator second(DType::f32, exact);
+  first.add(whole.sliced(0, 0, 10));
+  first.add(whole.sliced(0, 10, 613));
+  second.add(whole.sliced(0, 613, 1000).transposed(0, 1).transposed(0, 1));
+  first.merge_from(second);
+  const Stats got = first.result();
+  EXPECT_EQ(got.count, expect.count);
+  EXPECT_EQ(got.nan, 1);
+  EXPECT_EQ(got.min, expect.min);
+  EXPECT_EQ(got.max, expect.max);
+  EXPECT_NEAR(got.mean, expect.mean, 1e-12 * std::abs(expect.mean));
+  EXPECT_NEAR(got.variance, expect.variance, 1e-12 * expect.variance);
+  EXPECT_THROW(first.add(TensorView(v.data(), DType::f16, {10})), Error);
+}
+
+}  // namespace
+}  // namespace tfdebug
