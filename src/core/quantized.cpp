@@ -11,13 +11,14 @@
 namespace tfdebug {
 namespace {
 
-constexpr std::array<BlockFormatInfo, 7> kFormats{{
+constexpr std::array<BlockFormatInfo, 8> kFormats{{
     {BlockFormat::q4_0, "q4_0", 32, 18},
     {BlockFormat::q4_1, "q4_1", 32, 20},
     {BlockFormat::q5_0, "q5_0", 32, 22},
     {BlockFormat::q5_1, "q5_1", 32, 24},
     {BlockFormat::q8_0, "q8_0", 32, 34},
     {BlockFormat::q4_k, "q4_k", 256, 144},
+    {BlockFormat::q5_k, "q5_k", 256, 176},
     {BlockFormat::q6_k, "q6_k", 256, 210},
 }};
 
@@ -120,6 +121,28 @@ void q4_k(const std::byte* b, float* y) noexcept {
   }
 }
 
+void q5_k(const std::byte* b, float* y) noexcept {
+  const float d = half_at(b);
+  const float dmin = half_at(b + 2);
+  const std::uint8_t* scales = bytes_at(b + 4);
+  const std::uint8_t* qh = bytes_at(b + 16);
+  const std::uint8_t* q = bytes_at(b + 48);
+  for (int g = 0; g < 4; ++g, q += 32, y += 64) {
+    int sc = 0;
+    int mn = 0;
+    k4_scale_min(2 * g, scales, sc, mn);
+    const float d1 = d * static_cast<float>(sc);
+    const float m1 = dmin * static_cast<float>(mn);
+    k4_scale_min(2 * g + 1, scales, sc, mn);
+    const float d2 = d * static_cast<float>(sc);
+    const float m2 = dmin * static_cast<float>(mn);
+    for (int l = 0; l < 32; ++l) {
+      y[l] = d1 * static_cast<float>((q[l] & 0x0F) | (((qh[l] >> (2 * g)) & 1) << 4)) - m1;
+      y[32 + l] = d2 * static_cast<float>((q[l] >> 4) | (((qh[l] >> (2 * g + 1)) & 1) << 4)) - m2;
+    }
+  }
+}
+
 // Two halves of 128 values. In a half, ql holds 64 bytes and qh 32: value l (0..31) takes the
 // low nibble of ql[l] and bits 0-1 of qh[l]; l+32: low nibble of ql[l+32], bits 2-3; l+64: high
 // nibble of ql[l], bits 4-5; l+96: high nibble of ql[l+32], bits 6-7. Scales go per 16 values.
@@ -191,6 +214,7 @@ void dequantize(BlockFormat format, const std::byte* data, std::int64_t blocks, 
     case BlockFormat::q5_1: return decode_blocks<q5_1>(data, blocks, in, n, out);
     case BlockFormat::q8_0: return decode_blocks<q8_0>(data, blocks, in, n, out);
     case BlockFormat::q4_k: return decode_blocks<q4_k>(data, blocks, in, n, out);
+    case BlockFormat::q5_k: return decode_blocks<q5_k>(data, blocks, in, n, out);
     case BlockFormat::q6_k: return decode_blocks<q6_k>(data, blocks, in, n, out);
   }
 }

@@ -35,6 +35,7 @@ Format sniff(std::span<const std::byte> bytes) {
       (std::memcmp(bytes.data(), "PK\x03\x04", 4) == 0 || std::memcmp(bytes.data(), "PK\x05\x06", 4) == 0)) {
     return Format::npz;
   }
+  if (bytes.size() >= 4 && std::memcmp(bytes.data(), "GGUF", 4) == 0) return Format::gguf;
   if (bytes.size() >= 9 && static_cast<char>(bytes[8]) == '{') return Format::safetensors;
   // A JSON document with a weight_map: a sharded safetensors index.
   std::size_t i = 0;
@@ -53,11 +54,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const char* describe_unknown(std::span<const std::byte> bytes) {
-  if (bytes.size() >= 4 && std::memcmp(bytes.data(), "GGUF", 4) == 0) {
-    return "a GGUF file; tfdebug reads safetensors, .npy and .npz files";
-  }
-  return "not a format tfdebug recognises (it reads safetensors, sharded safetensors indexes, .npy and .npz)";
+const char* describe_unknown([[maybe_unused]] std::span<const std::byte> bytes) {
+  return "not a format tfdebug recognises (it reads safetensors, sharded safetensors indexes, GGUF, .npy and .npz)";
 }
 
 class Builder {
@@ -77,6 +75,10 @@ class Builder {
       case detail::Format::npy:
         detail::read_npy(path, fs::path(path).stem().string(), bytes, tensors, storage_.owned);
         formats.insert("npy");
+        break;
+      case detail::Format::gguf:
+        detail::read_gguf(path, bytes, tensors, meta);
+        formats.insert("gguf");
         break;
       case detail::Format::npz:
         detail::read_npz(path, bytes, tensors, storage_.owned);

@@ -30,7 +30,11 @@ void read_npy(const std::string& origin, const std::string& name, std::span<cons
 void read_npz(const std::string& origin, std::span<const std::byte> bytes, std::vector<NamedTensor>& out,
               OwnedBuffers& owned);
 
-enum class Format { safetensors, npy, npz, safetensors_index, unknown };
+// GGUF v2/v3: plain tensors as views, block-quantised ones as QuantizedViews into `bytes`.
+void read_gguf(const std::string& origin, std::span<const std::byte> bytes, std::vector<NamedTensor>& out,
+               std::map<std::string, std::string>& metadata);
+
+enum class Format { safetensors, npy, npz, gguf, safetensors_index, unknown };
 // Recognises a format by its first bytes (and, for JSON, by the index's "weight_map").
 Format sniff(std::span<const std::byte> bytes);
 

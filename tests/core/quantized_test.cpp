@@ -29,7 +29,7 @@ std::vector<float> decode(BlockFormat f, const std::vector<std::byte>& b) {
 }
 
 TEST(Quantized, FormatTable) {
-  EXPECT_EQ(block_formats().size(), 7u);
+  EXPECT_EQ(block_formats().size(), 8u);
   EXPECT_EQ(block_format_info(BlockFormat::q6_k).block_bytes, 210);
   EXPECT_EQ(parse_block_format("Q4_K"), BlockFormat::q4_k);
   EXPECT_FALSE(parse_block_format("q3_k").has_value());
@@ -106,6 +106,23 @@ TEST(Quantized, Q4KSixBitScalesAndMins) {
   EXPECT_EQ(y[64], 0.0f);                             // pair 2: scale 0, min 0
 }
 
+TEST(Quantized, Q5KHighBitsPerGroup) {
+  std::vector<std::byte> b(176);
+  put_u16(b, 0, kHalf);
+  put_u16(b, 2, kTwo);
+  std::uint8_t s[12] = {};
+  for (int i = 0; i < 4; ++i) s[i] = 1;  // pairs 0-3: scale 1, min 0
+  std::memcpy(b.data() + 4, s, 12);
+  b[16 + 5] = static_cast<std::byte>(0b0000'0110);  // qh[5]: bit 1 (group 0, high) and bit 2 (group 1, low)
+  for (int i = 0; i < 128; ++i) b[48 + static_cast<std::size_t>(i)] = static_cast<std::byte>(0x32);  // lo 2, hi 3
+  const auto y = decode(BlockFormat::q5_k, b);
+  EXPECT_EQ(y[5], 0.5f * 2);         // group 0, low: bit 0 clear
+  EXPECT_EQ(y[32 + 5], 0.5f * 19);   // group 0, high: bit 1 set
+  EXPECT_EQ(y[64 + 5], 0.5f * 18);   // group 1, low: bit 2 set
+  EXPECT_EQ(y[96 + 5], 0.5f * 3);
+  EXPECT_EQ(y[128], 0.0f);           // pair 4: scale 0
+}
+
 TEST(Quantized, Q6KLayout) {
   std::vector<std::byte> b(210);
   for (int i = 0; i < 128; ++i) b[static_cast<std::size_t>(i)] = static_cast<std::byte>(0x51);  // lo 1, hi 5
@@ -135,7 +152,8 @@ TEST(Quantized, StatsMatchTheDecodedTensor) {
     for (std::size_t at = 0; at < blocks.size(); at += static_cast<std::size_t>(info.block_bytes)) {
       const std::size_t d_at = info.format == BlockFormat::q6_k ? 208 : 0;
       put_u16(blocks, at + d_at, static_cast<std::uint16_t>(0x2000 | (rng() & 0x3FF)));
-      if (info.format == BlockFormat::q4_1 || info.format == BlockFormat::q5_1 || info.format == BlockFormat::q4_k)
+      if (info.format == BlockFormat::q4_1 || info.format == BlockFormat::q5_1 || info.format == BlockFormat::q4_k ||
+          info.format == BlockFormat::q5_k)
         put_u16(blocks, at + 2, static_cast<std::uint16_t>(0x2000 | (rng() & 0x83FF)));
     }
     const QuantizedView q{info.format, blocks.data(), {rows, cols}};

@@ -18,6 +18,7 @@
 #include "terminal.hpp"
 #include "tfdebug/core/compare.hpp"
 #include "tfdebug/core/error.hpp"
+#include "tfdebug/core/tensor.hpp"
 #include "tfdebug/io/model_file.hpp"
 
 namespace tfdebug::cli {
@@ -42,6 +43,12 @@ std::string shape_text(std::span<const std::int64_t> shape) {
   return s + "]";
 }
 
+Tensor dequantized(const QuantizedView& q) {
+  Tensor out(DType::f32, q.shape);
+  dequantize(q.format, q.data, q.blocks(), static_cast<float*>(out.data()));
+  return out;
+}
+
 void run_diff(const DiffArgs& args) {
   if (!(args.rtol >= 0) || !(args.atol >= 0)) throw Error("--rtol and --atol must be non-negative");
   const io::ModelFile a = io::ModelFile::open(args.a);
@@ -63,19 +70,21 @@ void run_diff(const DiffArgs& args) {
       missing.push_back(t.name);
       continue;
     }
-    const TensorView& va = t.view;
-    const TensorView& vb = it->second->view;
+    const io::NamedTensor& tb = *it->second;
     in_b.erase(it);
-    if (va.dtype() != vb.dtype()) {
-      dtype_changes.push_back({{"name", t.name},
-                               {"a", std::string(dtype_name(va.dtype()))},
-                               {"b", std::string(dtype_name(vb.dtype()))}});
+    if (t.dtype_name() != tb.dtype_name()) {
+      dtype_changes.push_back(
+          {{"name", t.name}, {"a", std::string(t.dtype_name())}, {"b", std::string(tb.dtype_name())}});
     }
-    if (!std::equal(va.shape().begin(), va.shape().end(), vb.shape().begin(), vb.shape().end())) {
-      shape_changes.push_back({{"name", t.name}, {"a", va.shape()}, {"b", vb.shape()}});
+    if (!std::equal(t.shape().begin(), t.shape().end(), tb.shape().begin(), tb.shape().end())) {
+      shape_changes.push_back({{"name", t.name}, {"a", t.shape()}, {"b", tb.shape()}});
       continue;
     }
-    compared.push_back({t.name, compare_tensors(va, vb, args.rtol, args.atol)});
+    // A quantised side is compared by its decoded values (one tensor in memory at a time).
+    const Tensor decoded_a = t.quantized ? dequantized(*t.quantized) : Tensor();
+    const Tensor decoded_b = tb.quantized ? dequantized(*tb.quantized) : Tensor();
+    compared.push_back({t.name, compare_tensors(t.quantized ? decoded_a.view() : t.view,
+                                                tb.quantized ? decoded_b.view() : tb.view, args.rtol, args.atol)});
   }
   for (const auto& [name, t] : in_b) extra.push_back(name);
   // Rank by relative L2 change, the largest first.

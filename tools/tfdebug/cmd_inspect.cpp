@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -15,6 +16,7 @@
 #include "commands.hpp"
 #include "json_output.hpp"
 #include "model_names.hpp"
+#include "tensor_scan.hpp"
 #include "terminal.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/core/histogram.hpp"
@@ -64,61 +66,22 @@ std::vector<std::int64_t> unravel(std::int64_t flat, std::span<const std::int64_
   return index;
 }
 
-// First non-finite element in logical order (called only when there is one).
-std::int64_t first_nonfinite(const TensorView& view) {
-  std::int64_t position = 0;
-  std::vector<std::int64_t> index(static_cast<std::size_t>(view.rank()), 0);
-  const std::int64_t n = view.numel();
-  for (; position < n; ++position) {
-    if (!std::isfinite(view.at(index))) return position;
-    for (int d = view.rank() - 1; d >= 0; --d) {
-      if (++index[static_cast<std::size_t>(d)] < view.shape(d)) break;
-      index[static_cast<std::size_t>(d)] = 0;
-    }
-  }
-  return -1;
-}
-
 std::string index_text(const std::vector<std::int64_t>& index) {
   std::string s = "[";
   for (std::size_t i = 0; i < index.size(); ++i) s += (i ? ", " : "") + std::to_string(index[i]);
   return s + "]";
 }
 
-// 64-bit FNV-1a of the elements in logical order: finds tensors stored twice.
-std::uint64_t fingerprint(const TensorView& view) {
-  std::uint64_t h = 1469598103934665603ull;
-  const auto size = static_cast<std::int64_t>(view.element_size());
-  std::vector<std::int64_t> index(static_cast<std::size_t>(view.rank()), 0);
-  const auto* base = static_cast<const unsigned char*>(view.data());
-  for (std::int64_t k = 0; k < view.numel(); ++k) {
-    std::int64_t offset = 0;
-    for (int d = 0; d < view.rank(); ++d) offset += index[static_cast<std::size_t>(d)] * view.stride(d);
-    for (std::int64_t b = 0; b < size; ++b) h = (h ^ base[offset * size + b]) * 1099511628211ull;
-    for (int d = view.rank() - 1; d >= 0; --d) {
-      if (++index[static_cast<std::size_t>(d)] < view.shape(d)) break;
-      index[static_cast<std::size_t>(d)] = 0;
-    }
-  }
-  return h;
-}
-
-void matrix_rules(const io::NamedTensor& t, const Stats& s, const StatsOptions& options,
-                  std::vector<Finding>& findings) {
-  const TensorView& v = t.view;
-  if (v.rank() != 2 || !is_floating(v.dtype()) || v.numel() == 0) return;
-  const std::int64_t rows = v.shape(0);
-  const std::int64_t cols = v.shape(1);
-  StatsOptions row_options = options;
-  row_options.target.reset();
-  std::vector<double> row_abs_max(static_cast<std::size_t>(rows));
-  std::vector<std::int64_t> dead_rows;
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const Stats rs = compute_stats(v.sliced(0, r, r + 1), row_options);
-    row_abs_max[static_cast<std::size_t>(r)] = std::isfinite(rs.abs_max) ? rs.abs_max : 0.0;
-    if (rs.zero == rs.count) dead_rows.push_back(r);
-  }
-  const bool embedding = t.name.find("embed") != std::string::npos || t.name.find("wte") != std::string::npos;
+void matrix_rules(const io::NamedTensor& t, const TensorScan& scan, std::vector<Finding>& findings) {
+  if (!scan.matrix) return;
+  const Stats& s = scan.stats;
+  const std::int64_t rows = t.shape()[0];
+  const std::int64_t cols = t.shape()[1];
+  const std::vector<double>& row_abs_max = scan.row_abs_max;
+  std::vector<std::int64_t> dead_rows = scan.dead_rows;
+  std::sort(dead_rows.begin(), dead_rows.end());
+  const bool embedding = t.name.find("embed") != std::string::npos || t.name.find("wte") != std::string::npos ||
+                         t.name.find("token_embd") != std::string::npos;
   if (!dead_rows.empty() && static_cast<std::int64_t>(dead_rows.size()) < rows) {
     Finding f{embedding ? "dead_embedding_rows" : "dead_output_units",
               Severity::warning,
@@ -133,25 +96,18 @@ void matrix_rules(const io::NamedTensor& t, const Stats& s, const StatsOptions& 
     f.evidence["count"] = dead_rows.size();
     findings.push_back(std::move(f));
   }
-  if (s.zero >= rows && !embedding) {  // a dead column needs at least `rows` zeros
-    std::vector<std::int64_t> dead_cols;
-    const TensorView columns = v.transposed(0, 1);
-    for (std::int64_t c = 0; c < cols; ++c) {
-      const Stats cs = compute_stats(columns.sliced(0, c, c + 1), row_options);
-      if (cs.zero == cs.count) dead_cols.push_back(c);
-    }
-    if (!dead_cols.empty() && static_cast<std::int64_t>(dead_cols.size()) < cols) {
-      Finding f{"dead_input_units",
-                Severity::warning,
-                t.name,
-                std::to_string(dead_cols.size()) + " of " + std::to_string(cols) + " columns are all zero",
-                "the inputs feeding these columns are ignored; check the layer before (dead ReLUs?)",
-                {}};
-      f.evidence["columns"] = std::vector<std::int64_t>(
-          dead_cols.begin(), dead_cols.begin() + std::min<std::size_t>(dead_cols.size(), kMaxListed));
-      f.evidence["count"] = dead_cols.size();
-      findings.push_back(std::move(f));
-    }
+  const std::vector<std::int64_t>& dead_cols = scan.dead_columns;
+  if (s.zero >= rows && !embedding && !dead_cols.empty() && static_cast<std::int64_t>(dead_cols.size()) < cols) {
+    Finding f{"dead_input_units",
+              Severity::warning,
+              t.name,
+              std::to_string(dead_cols.size()) + " of " + std::to_string(cols) + " columns are all zero",
+              "the inputs feeding these columns are ignored; check the layer before (dead ReLUs?)",
+              {}};
+    f.evidence["columns"] = std::vector<std::int64_t>(
+        dead_cols.begin(), dead_cols.begin() + std::min<std::size_t>(dead_cols.size(), kMaxListed));
+    f.evidence["count"] = dead_cols.size();
+    findings.push_back(std::move(f));
   }
   std::vector<double> sorted = row_abs_max;
   std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2),
@@ -184,10 +140,10 @@ void matrix_rules(const io::NamedTensor& t, const Stats& s, const StatsOptions& 
   }
 }
 
-void tensor_rules(const io::NamedTensor& t, const Stats& s, const StatsOptions& options,
-                  std::vector<Finding>& findings) {
+void tensor_rules(const io::NamedTensor& t, const TensorScan& scan, std::vector<Finding>& findings) {
+  const Stats& s = scan.stats;
   if (s.nonfinite() > 0) {
-    const auto index = unravel(first_nonfinite(t.view), t.view.shape());
+    const auto index = unravel(scan.first_nonfinite, t.shape());
     Finding f{"nonfinite",
               Severity::error,
               t.name,
@@ -229,7 +185,7 @@ void tensor_rules(const io::NamedTensor& t, const Stats& s, const StatsOptions& 
               to_json(*s.target)};
     findings.push_back(std::move(f));
   }
-  matrix_rules(t, s, options, findings);
+  matrix_rules(t, scan, findings);
 }
 
 void run_inspect(const InspectArgs& args) {
@@ -250,45 +206,57 @@ void run_inspect(const InspectArgs& args) {
 
   std::vector<io::ModelFile> models;
   for (const std::string& path : args.paths) models.push_back(io::ModelFile::open(path));
+  std::vector<const io::NamedTensor*> selected;
+  for (const auto& m : models) {
+    for (const auto& t : m.tensors()) {
+      if (args.filter.empty() || fnmatch(args.filter.c_str(), t.name.c_str(), 0) == 0) selected.push_back(&t);
+    }
+  }
+  // A progress bar on a terminal, for inputs that take more than a moment.
+  std::function<void(std::int64_t, std::int64_t)> progress;
+  if (use_colour(stderr) && !args.json) {
+    progress = [](std::int64_t done, std::int64_t total) {
+      if (total < (std::int64_t{256} << 20)) return;
+      std::fprintf(stderr, "\rinspecting %s", progress_bar(done, total).c_str());
+    };
+  }
+  const std::vector<TensorScan> scans = scan_tensors(selected, options, args.threads, progress);
+  if (progress) std::fprintf(stderr, "\r\033[K");
   struct Row {
     const io::NamedTensor* tensor;
-    Stats stats;
-    Histogram histogram;
+    const TensorScan* scan;
   };
   std::vector<Row> rows;
   std::vector<Finding> findings;
-  std::size_t total = 0;
-  for (const auto& m : models) total += m.tensors().size();
-  const bool progress = use_colour(stderr) && total > 64 && !args.json;
-  for (const auto& m : models) {
-    for (const auto& t : m.tensors()) {
-      if (!args.filter.empty() && fnmatch(args.filter.c_str(), t.name.c_str(), 0) != 0) continue;
-      const Stats s = compute_stats(t.view, options);
-      Histogram h = s.finite() > 0 ? histogram_fixed(t.view, 12, s.min, s.max) : Histogram{};
-      tensor_rules(t, s, options, findings);
-      rows.push_back({&t, s, std::move(h)});
-      if (progress) std::fprintf(stderr, "\rinspecting %zu tensors: %zu", total, rows.size());
-    }
+  for (std::size_t i = 0; i < selected.size(); ++i) {
+    tensor_rules(*selected[i], scans[i], findings);
+    rows.push_back({selected[i], &scans[i]});
   }
-  if (progress) std::fprintf(stderr, "\r\033[K");
-  // Identical tensors under different names (tied embeddings are normal, so: info).
-  std::map<std::tuple<int, std::vector<std::int64_t>, std::uint64_t>, std::string> seen;
+  // Identical tensors under different names (tied embeddings are normal, so: info). Equal
+  // statistics make candidates; their bytes decide.
+  std::map<std::tuple<std::string, std::vector<std::int64_t>, std::int64_t, std::int64_t, double, double, double,
+                      double>,
+           std::vector<const io::NamedTensor*>>
+      seen;
   for (const Row& r : rows) {
-    const TensorView& v = r.tensor->view;
-    if (v.numel() < 2) continue;
-    const auto key =
-        std::make_tuple(static_cast<int>(v.dtype()),
-                        std::vector<std::int64_t>(v.shape().begin(), v.shape().end()), fingerprint(v));
-    auto [it, inserted] = seen.emplace(key, r.tensor->name);
-    if (!inserted) {
-      findings.push_back(
-          {"identical_tensors",
-           Severity::info,
-           r.tensor->name,
-           "identical to '" + it->second + "'",
-           "expected for tied weights; otherwise one of them was not trained or was copied by mistake",
-           {{"same_as", it->second}}});
+    const io::NamedTensor& t = *r.tensor;
+    const Stats& s = r.scan->stats;
+    if (t.numel() < 2 || s.finite() == 0) continue;
+    auto& group = seen[std::make_tuple(std::string(t.dtype_name()),
+                                       std::vector<std::int64_t>(t.shape().begin(), t.shape().end()), s.zero,
+                                       s.negative, s.min, s.max, s.mean, s.l2)];
+    const auto same = std::find_if(group.begin(), group.end(),
+                                   [&](const io::NamedTensor* other) { return same_values(*other, t); });
+    if (same == group.end()) {
+      group.push_back(&t);
+      continue;
     }
+    findings.push_back({"identical_tensors",
+                        Severity::info,
+                        t.name,
+                        "identical to '" + (*same)->name + "'",
+                        "expected for tied weights; otherwise one of them was not trained or was copied by mistake",
+                        {{"same_as", (*same)->name}}});
   }
 
   if (args.json) {
@@ -305,10 +273,10 @@ void run_inspect(const InspectArgs& args) {
     for (const Row& r : rows) {
       out["tensors"].push_back({{"name", r.tensor->name},
                                 {"file", r.tensor->file},
-                                {"dtype", std::string(dtype_name(r.tensor->view.dtype()))},
-                                {"shape", r.tensor->view.shape()},
-                                {"params", r.stats.count},
-                                {"stats", to_json(r.stats)}});
+                                {"dtype", std::string(r.tensor->dtype_name())},
+                                {"shape", r.tensor->shape()},
+                                {"params", r.scan->stats.count},
+                                {"stats", to_json(r.scan->stats)}});
     }
     out["findings"] = nlohmann::json::array();
     for (const Finding& f : findings) {
@@ -324,7 +292,7 @@ void run_inspect(const InspectArgs& args) {
   } else {
     const bool colour = use_colour(stdout);
     std::int64_t params = 0;
-    for (const Row& r : rows) params += r.stats.count;
+    for (const Row& r : rows) params += r.scan->stats.count;
     for (const auto& m : models) {
       for (const auto& f : m.files())
         std::printf("%s  (%s)\n", paint(f, Tone::bold, colour).c_str(), m.format().c_str());
@@ -336,10 +304,10 @@ void run_inspect(const InspectArgs& args) {
     std::printf("  %-*s  %-9s %-16s %12s %11s %11s %11s %7s  %s\n", static_cast<int>(name_width), "name",
                 "dtype", "shape", "params", "mean", "std", "abs max", "zero", "histogram");
     for (const Row& r : rows) {
-      const Stats& s = r.stats;
+      const Stats& s = r.scan->stats;
       std::string shape = "[";
-      for (int d = 0; d < r.tensor->view.rank(); ++d)
-        shape += (d ? "," : "") + std::to_string(r.tensor->view.shape(d));
+      for (std::size_t d = 0; d < r.tensor->shape().size(); ++d)
+        shape += (d ? "," : "") + std::to_string(r.tensor->shape()[d]);
       shape += "]";
       char zero[16];
       std::snprintf(zero, sizeof zero, "%.1f%%",
@@ -350,21 +318,22 @@ void run_inspect(const InspectArgs& args) {
       std::string line = "  " + name + padding;
       char rest[256];
       std::snprintf(rest, sizeof rest, "  %-9s %-16s %12s %11s %11s %11s %7s  %s",
-                    std::string(dtype_name(s.dtype)).c_str(), shape.c_str(), format_count(s.count).c_str(),
+                    std::string(r.tensor->dtype_name()).c_str(), shape.c_str(), format_count(s.count).c_str(),
                     format_number(s.mean).c_str(), format_number(s.std).c_str(),
-                    format_number(s.abs_max).c_str(), zero, sparkline(r.histogram.counts).c_str());
+                    format_number(s.abs_max).c_str(), zero, sparkline(r.scan->histogram.counts).c_str());
       line += rest;
       std::printf("%s\n", paint(line, s.nonfinite() > 0 ? Tone::bad : Tone::plain, colour).c_str());
     }
     // How scales evolve with depth: per numbered layer, parameters, RMS and abs-max.
     std::map<int, std::tuple<std::int64_t, double, double>> layers;  // n, sum of squares, abs max
     for (const Row& r : rows) {
+      const Stats& s = r.scan->stats;
       const auto layer = layer_index(r.tensor->name);
-      if (!layer || r.stats.finite() == 0) continue;
+      if (!layer || s.finite() == 0) continue;
       auto& [n, squares, abs_max] = layers[*layer];
-      n += r.stats.finite();
-      squares += r.stats.l2 * r.stats.l2;
-      abs_max = std::max(abs_max, r.stats.abs_max);
+      n += s.finite();
+      squares += s.l2 * s.l2;
+      abs_max = std::max(abs_max, s.abs_max);
     }
     if (layers.size() > 1) {
       std::printf("\n  %-6s %12s %11s %11s\n", "layer", "params", "rms", "abs max");

@@ -91,4 +91,19 @@ void KeyValueTable::print(std::FILE* out) const {
   }
 }
 
+std::string progress_bar(std::int64_t done, std::int64_t total) {
+  constexpr int kWidth = 24;
+  const double fraction = total > 0 ? std::min(1.0, static_cast<double>(done) / static_cast<double>(total)) : 1.0;
+  const int eighths = static_cast<int>(fraction * kWidth * 8);
+  static const char* const kParts[] = {"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"};
+  std::string bar = "[";
+  for (int i = 0; i < eighths / 8; ++i) bar += "█";
+  if (eighths / 8 < kWidth) bar += kParts[eighths % 8];
+  for (int i = eighths / 8 + (eighths % 8 ? 1 : 0); i < kWidth; ++i) bar += " ";
+  char tail[64];
+  std::snprintf(tail, sizeof tail, "] %3d%%  %.1f / %.1f GiB", static_cast<int>(fraction * 100),
+                static_cast<double>(done) / (1 << 30), static_cast<double>(total) / (1 << 30));
+  return bar + tail;
+}
+
 }  // namespace tfdebug::cli

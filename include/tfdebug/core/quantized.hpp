@@ -16,6 +16,8 @@
 //   q5_1  32 values, 24 bytes:  d, m, u32 qh, u8 q[16];             x = q·d + m
 //   q4_k 256 values, 144 bytes: d, dmin, 12 bytes of eight 6-bit (scale, min) pairs, u8 q[128];
 //                               sub-block i of 32: x = d·scale_i·q - dmin·min_i
+//   q5_k 256 values, 176 bytes: as q4_k with u8 qh[32] before q: the 5th bit of value l of
+//                               group g is bit 2g (first 32) or 2g+1 (next 32) of qh[l]
 //   q6_k 256 values, 210 bytes: u8 ql[128] (low 4 bits), u8 qh[64] (high 2 bits), int8
 //                               scales[16] (one per 16 values), d;  x = d·scale·(q-32)
 #pragma once
@@ -29,7 +31,7 @@
 
 namespace tfdebug {
 
-enum class BlockFormat : std::uint8_t { q4_0, q4_1, q5_0, q5_1, q8_0, q4_k, q6_k };
+enum class BlockFormat : std::uint8_t { q4_0, q4_1, q5_0, q5_1, q8_0, q4_k, q5_k, q6_k };
 
 struct BlockFormatInfo {
   BlockFormat format;

@@ -14,9 +14,13 @@
 
 #include <map>
 #include <memory>
+#include <optional>
+#include <span>
+#include <string_view>
 #include <string>
 #include <vector>
 
+#include "tfdebug/core/quantized.hpp"
 #include "tfdebug/core/tensor_view.hpp"
 
 namespace tfdebug::io {
@@ -24,7 +28,19 @@ namespace tfdebug::io {
 struct NamedTensor {
   std::string name;
   std::string file;  // the file it was read from
-  TensorView view;   // valid while the ModelFile lives
+  TensorView view;   // the elements, valid while the ModelFile lives; empty when quantized
+  // Block-quantised tensors (GGUF q4_0, q8_0, q4_k, ...): read through compute_stats(QuantizedView)
+  // or dequantize(), one chunk at a time.
+  std::optional<QuantizedView> quantized{};
+
+  std::span<const std::int64_t> shape() const noexcept {
+    return quantized ? std::span<const std::int64_t>(quantized->shape) : view.shape();
+  }
+  std::int64_t numel() const noexcept { return quantized ? quantized->numel() : view.numel(); }
+  // "f32", "bf16", ... or the block format, "q4_k".
+  std::string_view dtype_name() const noexcept {
+    return quantized ? block_format_info(quantized->format).name : tfdebug::dtype_name(view.dtype());
+  }
 };
 
 class ModelFile {

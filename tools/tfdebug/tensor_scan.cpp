@@ -1,0 +1,354 @@
+// Note [One pass]: a 2 GiB checkpoint read from the page cache costs about as much as copying
+// it once, so inspect may not read it twice. Each piece of a tensor (whole rows, ~4 M values)
+// is read in blocks of ~64 K values (256 KiB of f32, inside L2): the stats kernel reads the
+// block from memory, then the row scan (abs-max per row, zero rows and columns) and, for the
+// rare block with a NaN, the search for the first one read it again from cache. Pieces of all
+// tensors go to threads in file order, so large and small tensors alike keep every core busy.
+//
+// Note [Sampled sparkline]: the 12-bin sparkline needs the tensor's range first. Rather than a
+// second pass, it counts a sample taken after the pass: every value of tensors up to 65,536
+// values, otherwise 16 evenly spaced runs of 4,096 consecutive values. It is a picture, not a
+// statistic; the statistics are over every value.
+#include "tensor_scan.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "tfdebug/core/dtype.hpp"
+#include "tfdebug/core/tensor.hpp"
+
+namespace tfdebug::cli {
+namespace {
+
+constexpr std::int64_t kBlockValues = 1 << 16;
+constexpr std::int64_t kPieceValues = 1 << 22;
+constexpr std::int64_t kSampleRun = 4096;
+constexpr std::int64_t kSampleRuns = 16;
+
+bool is_matrix(const io::NamedTensor& t) {
+  if (t.shape().size() != 2 || t.numel() == 0) return false;
+  return t.quantized || is_floating(t.view.dtype());
+}
+
+// Rows as inspect splits them: the leading dimension for views; rows of the last (blocked)
+// dimension for quantised tensors.
+std::int64_t row_count(const io::NamedTensor& t) {
+  if (t.quantized) return t.numel() == 0 ? 0 : t.numel() / t.quantized->shape.back();
+  return t.shape().empty() ? 1 : t.shape()[0];
+}
+
+std::int64_t row_length(const io::NamedTensor& t) {
+  const std::int64_t rows = row_count(t);
+  return rows > 0 ? t.numel() / rows : 0;
+}
+
+struct Piece {
+  std::size_t tensor;
+  std::int64_t row_begin, row_end;
+};
+
+struct PieceResult {
+  std::optional<StatsAccumulator> stats;
+  std::int64_t first_nonfinite = -1;
+  std::vector<std::uint8_t> column_nonzero;
+};
+
+// The first non-finite value of `block` in logical order, or -1.
+std::int64_t first_nonfinite_in(const TensorView& block) {
+  std::vector<std::int64_t> index(static_cast<std::size_t>(block.rank()), 0);
+  const std::int64_t n = block.numel();
+  for (std::int64_t position = 0; position < n; ++position) {
+    if (!std::isfinite(block.at(index))) return position;
+    for (int d = block.rank() - 1; d >= 0; --d) {
+      if (++index[static_cast<std::size_t>(d)] < block.shape(d)) break;
+      index[static_cast<std::size_t>(d)] = 0;
+    }
+  }
+  return -1;
+}
+
+// Rows of IEEE bit patterns: |x| as an integer orders like |x| itself, and non-finite values
+// (exponent all ones) are masked to 0, so the row abs-max is an integer max that vectorises.
+template <typename Bits>
+void scan_rows_bits(const Bits* __restrict values, std::int64_t rows, std::int64_t cols, Bits abs_mask, Bits inf_bits,
+                    Bits* __restrict row_max, std::uint8_t* __restrict row_zero,
+                    std::uint8_t* __restrict column_nonzero) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const Bits* row = values + r * cols;
+    Bits largest = 0;
+    Bits any = 0;
+    for (std::int64_t c = 0; c < cols; ++c) {
+      const Bits a = row[c] & abs_mask;
+      largest = std::max<Bits>(largest, a < inf_bits ? a : Bits{0});
+      any |= a;
+      column_nonzero[c] |= static_cast<std::uint8_t>(a != 0);
+    }
+    row_max[r] = largest;
+    row_zero[r] = static_cast<std::uint8_t>(any == 0);
+  }
+}
+
+template <typename Bits, typename Decode>
+void scan_rows_as(const TensorView& block, Bits abs_mask, Bits inf_bits, Decode decode, std::int64_t first_row,
+                  double* row_abs_max, std::vector<std::int64_t>& dead, std::vector<std::uint8_t>& column_nonzero) {
+  const std::int64_t rows = block.shape(0);
+  const std::int64_t cols = block.shape(1);
+  std::vector<Bits> row_max(static_cast<std::size_t>(rows));
+  std::vector<std::uint8_t> row_zero(static_cast<std::size_t>(rows));
+  scan_rows_bits(static_cast<const Bits*>(block.data()), rows, cols, abs_mask, inf_bits, row_max.data(),
+                 row_zero.data(), column_nonzero.data());
+  for (std::int64_t r = 0; r < rows; ++r) {
+    row_abs_max[r] = decode(row_max[static_cast<std::size_t>(r)]);
+    if (row_zero[static_cast<std::size_t>(r)]) dead.push_back(first_row + r);
+  }
+}
+
+double f32_of(std::uint32_t b) { return static_cast<double>(std::bit_cast<float>(b)); }
+
+// Matrix rows [first_row, first_row + block rows): their abs-max (into row_abs_max, which
+// points at the first of them), zero rows (appended to `dead`) and non-zero columns. Each
+// piece owns its rows, so threads never write the same element.
+void scan_rows(const TensorView& block, std::int64_t first_row, double* row_abs_max, std::vector<std::int64_t>& dead,
+               std::vector<std::uint8_t>& column_nonzero) {
+  if (block.is_contiguous()) {
+    switch (block.dtype()) {
+      case DType::f32:
+        return scan_rows_as<std::uint32_t>(block, 0x7FFFFFFFu, 0x7F800000u, f32_of, first_row, row_abs_max, dead,
+                                           column_nonzero);
+      case DType::f64:
+        return scan_rows_as<std::uint64_t>(
+            block, 0x7FFFFFFFFFFFFFFFull, 0x7FF0000000000000ull, [](std::uint64_t b) { return std::bit_cast<double>(b); },
+            first_row, row_abs_max, dead, column_nonzero);
+      case DType::f16:
+        return scan_rows_as<std::uint16_t>(
+            block, 0x7FFF, 0x7C00, [](std::uint16_t b) { return static_cast<double>(f16_to_f32(b)); }, first_row,
+            row_abs_max, dead, column_nonzero);
+      case DType::bf16:
+        return scan_rows_as<std::uint16_t>(
+            block, 0x7FFF, 0x7F80, [](std::uint16_t b) { return static_cast<double>(bf16_to_f32(b)); }, first_row,
+            row_abs_max, dead, column_nonzero);
+      default: break;
+    }
+  }
+  // Strided views and fp8: through an f32 copy of the block (fp8 converts exactly).
+  const Tensor copy = Tensor::copy_of(block, DType::f32);
+  scan_rows_as<std::uint32_t>(copy.view(), 0x7FFFFFFFu, 0x7F800000u, f32_of, first_row, row_abs_max, dead,
+                              column_nonzero);
+}
+
+void sample_histogram(const io::NamedTensor& t, TensorScan& out) {
+  const Stats& s = out.stats;
+  if (s.finite() == 0) return;
+  const std::int64_t n = t.numel();
+  auto add = [&](const TensorView& v) {
+    Histogram h = histogram_fixed(v, kSparkBins, s.min, s.max);
+    if (out.histogram.counts.empty()) {
+      out.histogram = std::move(h);
+    } else {
+      for (std::size_t i = 0; i < h.counts.size(); ++i) out.histogram.counts[i] += h.counts[i];
+    }
+  };
+  if (t.quantized) {
+    const BlockFormatInfo& info = block_format_info(t.quantized->format);
+    const std::int64_t run = std::min(n, n <= kSampleRuns * kSampleRun ? n : kSampleRun);
+    const std::int64_t runs = n <= kSampleRuns * kSampleRun ? 1 : kSampleRuns;
+    std::vector<float> values(static_cast<std::size_t>(run));
+    for (std::int64_t i = 0; i < runs; ++i) {
+      std::int64_t start = runs == 1 ? 0 : i * (n - run) / (runs - 1);
+      start -= start % info.block_elements;
+      dequantize(t.quantized->format, t.quantized->data + start / info.block_elements * info.block_bytes,
+                 run / info.block_elements, values.data());
+      add(TensorView(values.data(), DType::f32, {run}));
+    }
+    return;
+  }
+  const TensorView& v = t.view;
+  if (n <= kSampleRuns * kSampleRun || !v.is_contiguous()) {
+    add(v);
+    return;
+  }
+  const auto* base = static_cast<const std::byte*>(v.data());
+  for (std::int64_t i = 0; i < kSampleRuns; ++i) {
+    const std::int64_t start = i * (n - kSampleRun) / (kSampleRuns - 1);
+    add(TensorView(base + start * static_cast<std::int64_t>(v.element_size()), v.dtype(), {kSampleRun}));
+  }
+}
+
+class Scanner {
+ public:
+  Scanner(std::span<const io::NamedTensor* const> tensors, const StatsOptions& options)
+      : tensors_(tensors), options_(options), scans_(tensors.size()), pieces_left_(tensors.size()) {
+    options_.threads = 1;  // parallel over pieces instead
+    for (std::size_t i = 0; i < tensors.size(); ++i) {
+      const io::NamedTensor& t = *tensors[i];
+      const std::int64_t rows = row_count(t);
+      const std::int64_t per_piece = std::max<std::int64_t>(1, kPieceValues / std::max<std::int64_t>(1, row_length(t)));
+      first_piece_.push_back(pieces_.size());
+      if (rows == 0) pieces_.push_back({i, 0, 0});
+      for (std::int64_t r = 0; r < rows; r += per_piece) pieces_.push_back({i, r, std::min(rows, r + per_piece)});
+      pieces_left_[i] = static_cast<int>(pieces_.size() - first_piece_.back());
+      if (is_matrix(t)) {
+        scans_[i].matrix = true;
+        scans_[i].row_abs_max.assign(static_cast<std::size_t>(rows), 0.0);
+      }
+      total_bytes_ += static_cast<std::int64_t>(t.quantized ? t.quantized->bytes()
+                                                            : static_cast<std::size_t>(t.numel()) * t.view.element_size());
+    }
+    first_piece_.push_back(pieces_.size());
+    results_.resize(pieces_.size());
+    dead_rows_.resize(pieces_.size());
+  }
+
+  std::vector<TensorScan> run(int threads, const std::function<void(std::int64_t, std::int64_t)>& progress) {
+    if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(threads), std::max<std::size_t>(1, pieces_.size())));
+    std::vector<std::thread> pool;
+    for (int i = 0; i < threads; ++i) pool.emplace_back([this] { work(); });
+    if (progress) {
+      while (finished_.load() < pieces_.size()) {
+        progress(bytes_done_.load(), total_bytes_);
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    }
+    for (auto& t : pool) t.join();
+    if (error_) std::rethrow_exception(error_);
+    return std::move(scans_);
+  }
+
+ private:
+  void work() {
+    try {
+      for (std::size_t p = next_.fetch_add(1); p < pieces_.size(); p = next_.fetch_add(1)) {
+        scan_piece(p);
+        const std::size_t t = pieces_[p].tensor;
+        if (pieces_left_[t].fetch_sub(1, std::memory_order_acq_rel) == 1) finish_tensor(t);
+        finished_.fetch_add(1);
+      }
+    } catch (...) {
+      std::lock_guard lock(error_mutex_);
+      if (!error_) error_ = std::current_exception();
+      finished_.store(pieces_.size());
+      next_.store(pieces_.size());
+    }
+  }
+
+  void scan_piece(std::size_t p) {
+    const Piece& piece = pieces_[p];
+    const io::NamedTensor& t = *tensors_[piece.tensor];
+    TensorScan& scan = scans_[piece.tensor];
+    PieceResult& result = results_[p];
+    const DType dtype = t.quantized ? DType::f32 : t.view.dtype();
+    result.stats.emplace(dtype, options_);
+    const std::int64_t row_len = row_length(t);
+    if (scan.matrix) result.column_nonzero.assign(static_cast<std::size_t>(t.shape()[1]), 0);
+    const std::int64_t block_rows = std::max<std::int64_t>(1, kBlockValues / std::max<std::int64_t>(1, row_len));
+    std::vector<float> decoded;
+    for (std::int64_t r = piece.row_begin; r < piece.row_end; r += block_rows) {
+      const std::int64_t r_end = std::min(piece.row_end, r + block_rows);
+      TensorView block;
+      if (t.quantized) {
+        const BlockFormatInfo& info = block_format_info(t.quantized->format);
+        decoded.resize(static_cast<std::size_t>((r_end - r) * row_len));
+        dequantize(t.quantized->format, t.quantized->data + r * row_len / info.block_elements * info.block_bytes,
+                   (r_end - r) * row_len / info.block_elements, decoded.data());
+        block = TensorView(decoded.data(), DType::f32, {r_end - r, row_len});
+      } else {
+        block = t.view.rank() == 0 ? t.view : t.view.sliced(0, r, r_end);
+      }
+      StatsAccumulator block_stats(dtype, options_);
+      block_stats.add(block);
+      if (result.first_nonfinite < 0 && block_stats.result().nonfinite() > 0) {
+        result.first_nonfinite = r * row_len + first_nonfinite_in(block);
+      }
+      result.stats->merge_from(block_stats);
+      if (scan.matrix) scan_rows(block, r, scan.row_abs_max.data() + r, dead_rows_[p], result.column_nonzero);
+      bytes_done_.fetch_add(static_cast<std::int64_t>(
+                                t.quantized ? static_cast<std::size_t>((r_end - r) * row_len) *
+                                                  block_format_info(t.quantized->format).block_bytes /
+                                                  static_cast<std::size_t>(block_format_info(t.quantized->format).block_elements)
+                                            : static_cast<std::size_t>((r_end - r) * row_len) * t.view.element_size()),
+                            std::memory_order_relaxed);
+    }
+  }
+
+  void finish_tensor(std::size_t i) {
+    const io::NamedTensor& t = *tensors_[i];
+    TensorScan& scan = scans_[i];
+    const std::size_t begin = first_piece_[i];
+    const std::size_t end = first_piece_[i + 1];
+    StatsAccumulator& all = *results_[begin].stats;
+    for (std::size_t p = begin + 1; p < end; ++p) all.merge_from(*results_[p].stats);
+    scan.stats = all.result();
+    for (std::size_t p = begin; p < end; ++p) {
+      if (results_[p].first_nonfinite >= 0) {
+        scan.first_nonfinite = results_[p].first_nonfinite;
+        break;
+      }
+    }
+    if (scan.matrix) {
+      std::vector<std::uint8_t>& nonzero = results_[begin].column_nonzero;  // OR the others into it
+      for (std::size_t p = begin; p < end; ++p) {
+        if (p > begin) {
+          for (std::size_t c = 0; c < nonzero.size(); ++c) nonzero[c] |= results_[p].column_nonzero[c];
+        }
+        scan.dead_rows.insert(scan.dead_rows.end(), dead_rows_[p].begin(), dead_rows_[p].end());
+      }
+      for (std::size_t c = 0; c < nonzero.size(); ++c) {
+        if (!nonzero[c]) scan.dead_columns.push_back(static_cast<std::int64_t>(c));
+      }
+    }
+    for (std::size_t p = begin; p < end; ++p) {  // piece results are no longer needed
+      results_[p].stats.reset();
+      results_[p].column_nonzero.clear();
+      results_[p].column_nonzero.shrink_to_fit();
+      dead_rows_[p].clear();
+      dead_rows_[p].shrink_to_fit();
+    }
+    sample_histogram(t, scan);
+  }
+
+  std::span<const io::NamedTensor* const> tensors_;
+  StatsOptions options_;
+  std::vector<TensorScan> scans_;
+  std::vector<std::atomic<int>> pieces_left_;
+  std::vector<Piece> pieces_;
+  std::vector<std::size_t> first_piece_;
+  std::vector<PieceResult> results_;
+  std::vector<std::vector<std::int64_t>> dead_rows_;
+  std::int64_t total_bytes_ = 0;
+  std::atomic<std::size_t> next_{0};
+  std::atomic<std::size_t> finished_{0};
+  std::atomic<std::int64_t> bytes_done_{0};
+  std::mutex error_mutex_;
+  std::exception_ptr error_;
+};
+
+}  // namespace
+
+std::vector<TensorScan> scan_tensors(std::span<const io::NamedTensor* const> tensors, const StatsOptions& options,
+                                     int threads, const std::function<void(std::int64_t, std::int64_t)>& progress) {
+  Scanner scanner(tensors, options);
+  return scanner.run(threads, progress);
+}
+
+bool same_values(const io::NamedTensor& a, const io::NamedTensor& b) {
+  if (a.dtype_name() != b.dtype_name()) return false;
+  if (!std::equal(a.shape().begin(), a.shape().end(), b.shape().begin(), b.shape().end())) return false;
+  if (a.quantized) return std::memcmp(a.quantized->data, b.quantized->data, a.quantized->bytes()) == 0;
+  const Tensor ca = a.view.is_contiguous() ? Tensor() : Tensor::copy_of(a.view);
+  const Tensor cb = b.view.is_contiguous() ? Tensor() : Tensor::copy_of(b.view);
+  const void* pa = a.view.is_contiguous() ? a.view.data() : ca.data();
+  const void* pb = b.view.is_contiguous() ? b.view.data() : cb.data();
+  return std::memcmp(pa, pb, static_cast<std::size_t>(a.numel()) * a.view.element_size()) == 0;
+}
+
+}  // namespace tfdebug::cli
