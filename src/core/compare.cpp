@@ -60,6 +60,7 @@ Comparison compare_tensors(TensorView a, TensorView b, double rtol, double atol)
         dd += (p - q) * (p - q);
       } else {
         close = (std::isnan(p) && std::isnan(q)) || p == q;
+        if (std::isfinite(p) != std::isfinite(q)) ++c.finiteness_changes;
       }
       if (!close) {
         ++c.mismatches;

@@ -79,4 +79,48 @@ check "diff of a checkpoint with itself exits 0" test $? -eq 0
 "$tfdebug" diff "$fx/embed.npy" "$fx/embed.npy" --rtol -1 2>"$work/err" >/dev/null
 check "negative tolerance is a usage error" test $? -eq 2
 
+# GGUF: block-quantised tensors are inspected through their decoded values.
+"$tfdebug" inspect "$fx/quantized.gguf" --json >"$work/gguf.json"
+check "inspect reads GGUF" test $? -eq 0
+check "GGUF stats equal numpy's decoding of the same blocks" $py - "$work" "$fx" <<'PY'
+import json, sys, numpy as np
+work, fx = sys.argv[1], sys.argv[2]
+j = json.load(open(f"{work}/gguf.json"))
+assert j["files"][0]["format"] == "gguf" and j["metadata"]["general.architecture"] == "llama"
+t = {x["name"]: x for x in j["tensors"]}
+assert len(t) == 13 and "other.iq2_xxs" not in t
+for kind in ["q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q5_k", "q6_k"]:
+    x = t["quant." + kind]
+    v = np.load(f"{fx}/gguf_expected/quant.{kind}.npy").astype(np.float64)
+    assert x["dtype"] == kind and x["shape"] == list(v.shape) and x["params"] == v.size, x
+    s = x["stats"]
+    assert s["zero"] == int((v == 0).sum()) and s["min"] == v.min() and s["max"] == v.max(), (kind, s)
+    assert abs(s["mean"] - v.mean()) <= 1e-6 * np.abs(v).max() and abs(s["std"] - v.std()) <= 1e-6 * v.std(), kind
+PY
+"$tfdebug" inspect "$fx/quantized.gguf" >"$work/gguf.txt"
+check "undecoded GGUF tensors are named in the human output" grep -q "not decoded: other.iq2_xxs (IQ2_XXS)" "$work/gguf.txt"
+"$tfdebug" diff "$fx/model.safetensors" "$fx/model.gguf" --json >"$work/gguf_diff.json"
+check "diff safetensors against its GGUF export" $py - "$work" <<'PY'
+import json, sys
+j = json.load(open(f"{sys.argv[1]}/gguf_diff.json"))
+assert not j["missing"] and not j["extra"] and not j["shape_changes"], j
+assert {"name": "embed.weight", "a": "f32", "b": "f16"} in j["dtype_changes"]
+top = j["tensors"][0]  # 70000 became inf in f16: ranked first
+assert top["name"] == "layers.1.scale" and top["finiteness_changes"] == 1, top
+q = [t for t in j["tensors"] if t["name"] == "layers.0.attn.q.weight"][0]
+assert q["finiteness_changes"] == 0 and 0 < q["relative_l2"] < 1e-3 and q["cosine"] > 0.999999, q
+PY
+
+# init_scale: std * sqrt(fan_in) far from any standard initialisation.
+"$tfdebug" inspect "$fx/init.safetensors" --json >"$work/init.json"
+check "init_scale flags the exploded and collapsed matrices only" $py - "$work" <<'PY'
+import json, sys
+j = json.load(open(f"{sys.argv[1]}/init.json"))
+f = {x["tensor"]: x for x in j["findings"] if x["rule"] == "init_scale"}
+assert sorted(f) == ["collapsed.weight", "exploded.weight"], sorted(f)
+e = f["exploded.weight"]
+assert e["fan_in"] == 64 and e["expected_std"] == 0.125 and 14 < e["ratio"] < 18, e
+assert f["collapsed.weight"]["ratio"] < 0.002
+PY
+
 finish inspect

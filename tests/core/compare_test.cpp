@@ -48,6 +48,12 @@ TEST(Compare, NanEqualsNanAndInfOnlyItself) {
       compare_tensors(TensorView(a.data(), DType::f64, {3}), TensorView(c.data(), DType::f64, {3}));
   EXPECT_FALSE(d.allclose);
   EXPECT_EQ(d.first_mismatch, (std::vector<std::int64_t>{1}));
+  EXPECT_EQ(d.finiteness_changes, 0);  // Inf -> -Inf stays non-finite
+  const std::vector<double> e = {1.0, INFINITY, NAN};
+  const Comparison f =
+      compare_tensors(TensorView(a.data(), DType::f64, {3}), TensorView(e.data(), DType::f64, {3}));
+  EXPECT_EQ(f.finiteness_changes, 2);  // NaN -> 1 and 1 -> NaN
+  EXPECT_EQ(f.mismatches, 2);
 }
 
 TEST(Compare, MixedDtypesAndStridesCompareValues) {

@@ -109,3 +109,59 @@ changed["layers.2.new.weight"] = ("F32", np.ones((2, 2), dtype=np.float32))
 changed["layers.1.scale"] = ("F32", big.reshape(2, 8))
 changed["layers.1.norm.weight"] = ("BF16", bf16(np.ones(8, dtype=np.float32)))
 write_safetensors(f"{out}/model_b.safetensors", changed, {"format": "pt"})
+
+# Initialisation scales: std * sqrt(fan_in) of 1 (fine), 16 (too large), 0.0008 (too small).
+write_safetensors(f"{out}/init.safetensors", {
+    "good.weight": ("F32", rng.normal(0, 1 / 8, size=(32, 64)).astype(np.float32)),
+    "exploded.weight": ("F32", rng.normal(0, 2.0, size=(32, 64)).astype(np.float32)),
+    "collapsed.weight": ("F32", rng.normal(0, 1e-4, size=(32, 64)).astype(np.float32)),
+    "final_norm.weight": ("F32", rng.normal(1, 0.5, size=(32, 64)).astype(np.float32)),
+})
+
+# GGUF, written by an independent writer (tests/io/gguf_writer.py): every key/value type, plain
+# and block-quantised tensors with the values numpy decodes from them, and the model above as
+# a GGUF export (f32 tensors stored as F16) for `tfdebug diff`.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gguf_writer  # noqa: E402
+
+os.makedirs(f"{out}/gguf_expected", exist_ok=True)
+kvs = [("general.architecture", "string", "llama"), ("general.name", "string", "tfdebug fixture"),
+       ("general.quantization_version", "u32", 2), ("test.u8", "u8", 200), ("test.i8", "i8", -100),
+       ("test.u16", "u16", 60000), ("test.i16", "i16", -30000), ("test.i32", "i32", -2000000000),
+       ("test.f32", "f32", 0.5), ("test.bool", "bool", True), ("test.u64", "u64", 2**63 + 5),
+       ("test.i64", "i64", -(2**62)), ("test.f64", "f64", 0.1),
+       ("test.tokens", ("array", "string"), [f"tok{i}" for i in range(20)]),
+       ("test.ids", ("array", "i32"), [1, -2, 3])]
+tensors = []
+for kind, quantize in gguf_writer.QUANTIZERS.items():
+    x = rng.normal(0, 0.5, size=(4, 256)).astype(np.float32)
+    x[0, :32] = 0  # an all-zero block: d = 0
+    raw = quantize(x)
+    tensors.append((f"quant.{kind.lower()}", kind, (4, 256), raw))
+    np.save(f"{out}/gguf_expected/quant.{kind.lower()}.npy", gguf_writer.dequantize(kind, raw).reshape(4, 256))
+for kind in ("Q4_K", "Q5_K", "Q6_K"):
+    raw = gguf_writer.random_k_blocks(rng, kind, 8)
+    tensors.append((f"quant.{kind.lower()}", kind, (4, 512), raw))
+    np.save(f"{out}/gguf_expected/quant.{kind.lower()}.npy", gguf_writer.dequantize(kind, raw).reshape(4, 512))
+plain = {"plain.f32": ("F32", rng.normal(size=(3, 5)).astype(np.float32)),
+         "plain.f16": ("F16", rng.normal(size=(2, 3)).astype(np.float16)),
+         "plain.bf16": ("BF16", bf16(rng.normal(size=4))),
+         "plain.f64": ("F64", rng.normal(size=(2, 2))),
+         "plain.i32": ("I32", np.arange(-2, 3, dtype=np.int32))}
+for name, (kind, array) in plain.items():
+    tensors.append((name, kind, array.shape, array.astype(array.dtype.newbyteorder("<")).tobytes()))
+    if kind == "BF16":  # .npy has no bf16: the expected values as f32
+        array = (array.astype(np.uint32) << 16).view(np.float32)
+    np.save(f"{out}/gguf_expected/{name}.npy", array)
+tensors.append(("other.iq2_xxs", "IQ2_XXS", (256,), bytes(66)))  # listed, not decoded
+gguf_writer.write_gguf(f"{out}/quantized.gguf", kvs, tensors)
+
+export = []
+for name, (kind, array) in model.items():
+    if kind == "F32" and array.ndim > 0:
+        with np.errstate(over="ignore"):  # 70000 becomes inf in f16, on purpose
+            kind, array = "F16", array.astype(np.float16)
+    gguf_kind = {"F32": "F32", "F16": "F16", "BF16": "BF16", "I64": "I64"}[kind]
+    export.append((name, gguf_kind, array.shape, array.astype(array.dtype.newbyteorder("<")).tobytes()))
+gguf_writer.write_gguf(f"{out}/model.gguf", [("general.architecture", "string", "tfdebug-test"),
+                                             ("general.alignment", "u32", 64)], export, alignment=64)

@@ -52,6 +52,13 @@ struct InspectArgs {
 // Thresholds of the rules; documented in docs/inspect.md.
 constexpr double kOutlierRowRatio = 20.0;  // row abs-max over the median row abs-max
 constexpr int kMaxListed = 16;             // rows/columns listed in evidence
+// init_scale: std * sqrt(fan_in) of a weight matrix. Standard initialisations give 0.3-1.4
+// (PyTorch's default 1/sqrt(3), LeCun 1, He sqrt(2), GPT-2's 0.02 at fan-in 768-4096 gives
+// 0.55-1.3); training moves it by small factors. Beyond these bounds activations grow or
+// vanish by that factor per layer.
+constexpr double kInitRatioHigh = 8.0;
+constexpr double kInitRatioLow = 0.02;
+constexpr std::int64_t kInitMinSide = 16;  // smaller matrices are too small to judge
 
 std::string count_of(std::int64_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
@@ -95,6 +102,27 @@ void matrix_rules(const io::NamedTensor& t, const TensorScan& scan, std::vector<
         dead_rows.begin(), dead_rows.begin() + std::min<std::size_t>(dead_rows.size(), kMaxListed));
     f.evidence["count"] = dead_rows.size();
     findings.push_back(std::move(f));
+  }
+  const bool norm_like = t.name.find("norm") != std::string::npos || t.name.find("ln_") != std::string::npos;
+  if (!embedding && !norm_like && rows >= kInitMinSide && cols >= kInitMinSide && s.finite() == s.count &&
+      s.std > 0) {
+    const double expected = 1.0 / std::sqrt(static_cast<double>(cols));
+    const double ratio = s.std / expected;
+    if (ratio > kInitRatioHigh || ratio < kInitRatioLow) {
+      char buffer[160];
+      std::snprintf(buffer, sizeof buffer, "std %s is %.3gx what fan-in %lld implies (1/sqrt(%lld) = %s)",
+                    format_number(s.std).c_str(), ratio, static_cast<long long>(cols), static_cast<long long>(cols),
+                    format_number(expected).c_str());
+      Finding f{"init_scale",
+                Severity::warning,
+                t.name,
+                buffer,
+                ratio > kInitRatioHigh
+                    ? "weights this large amplify activations layer by layer: check the init gain or a missing scale"
+                    : "weights this small pass almost no signal: check the init, weight decay or a collapsed layer",
+                {{"std", s.std}, {"fan_in", cols}, {"expected_std", expected}, {"ratio", ratio}}};
+      findings.push_back(std::move(f));
+    }
   }
   const std::vector<std::int64_t>& dead_cols = scan.dead_columns;
   if (s.zero >= rows && !embedding && !dead_cols.empty() && static_cast<std::int64_t>(dead_cols.size()) < cols) {
@@ -297,7 +325,13 @@ void run_inspect(const InspectArgs& args) {
       for (const auto& f : m.files())
         std::printf("%s  (%s)\n", paint(f, Tone::bold, colour).c_str(), m.format().c_str());
     }
-    std::printf("%zu tensors, %s parameters\n\n", rows.size(), format_count(params).c_str());
+    std::printf("%zu tensors, %s parameters\n", rows.size(), format_count(params).c_str());
+    for (const auto& m : models) {
+      if (const auto it = m.metadata().find("tfdebug.undecoded"); it != m.metadata().end()) {
+        std::printf("%s\n", paint("not decoded: " + it->second, Tone::warn, colour).c_str());
+      }
+    }
+    std::printf("\n");
     std::size_t name_width = 4;
     for (const Row& r : rows)
       name_width = std::min<std::size_t>(48, std::max(name_width, display_width(r.tensor->name)));
