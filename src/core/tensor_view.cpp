@@ -43,7 +43,10 @@ std::array<std::int64_t, kMaxRank> contiguous_strides(std::span<const std::int64
   std::int64_t stride = 1;
   for (std::size_t i = shape.size(); i-- > 0;) {
     strides[i] = stride;
-    stride *= shape[i] > 0 ? shape[i] : 1;
+    // Only an empty tensor (a zero dimension elsewhere) can overflow here, e.g. [0, 2^40, 2^40]:
+    // its strides are never used to address anything, so they saturate to 0. Found by
+    // fuzz/gguf_fuzz.cpp.
+    if (__builtin_mul_overflow(stride, shape[i] > 0 ? shape[i] : 1, &stride)) stride = 0;
   }
   return strides;
 }

@@ -2,13 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
 #include "tfdebug/core/dtype.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/core/stats.hpp"
+#include "tfdebug/core/tensor.hpp"
 #include "tfdebug/core/tensor_view.hpp"
 
 namespace tfdebug {
@@ -199,6 +202,73 @@ TEST(StatsAccumulatorTest, PiecesAgreeWithTheWhole) {
   EXPECT_NEAR(got.mean, expect.mean, 1e-12 * std::abs(expect.mean));
   EXPECT_NEAR(got.variance, expect.variance, 1e-12 * expect.variance);
   EXPECT_THROW(first.add(TensorView(v.data(), DType::f16, {10})), Error);
+}
+
+// f32 values in `dtype` (bf16 by truncation, f16 through the compiler's _Float16).
+Tensor encoded(const std::vector<float>& v, DType dtype, std::int64_t rows, std::int64_t cols) {
+  if (dtype == DType::f32 || dtype == DType::f64) return Tensor::copy_of(TensorView(v.data(), DType::f32, {rows, cols}), dtype);
+  Tensor t(dtype, {rows, cols});
+  auto* out = static_cast<std::uint16_t*>(t.data());
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (dtype == DType::bf16) {
+      std::uint32_t bits;
+      std::memcpy(&bits, &v[i], 4);
+      out[i] = static_cast<std::uint16_t>(bits >> 16);
+    } else {
+      const _Float16 h = static_cast<_Float16>(v[i]);
+      std::memcpy(&out[i], &h, 2);
+    }
+  }
+  return t;
+}
+
+// row_summaries against a plain loop over the decoded values, for every float dtype, with
+// NaN, Inf, -0 and subnormals, contiguous and strided.
+TEST(RowSummaries, AgreeWithAPlainLoop) {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal;
+  const std::int64_t rows = 13;
+  const std::int64_t cols = 77;  // not a multiple of any vector length
+  std::vector<float> v(static_cast<std::size_t>(rows * cols));
+  for (auto& x : v) x = normal(rng);
+  for (std::int64_t c = 0; c < cols; ++c) v[static_cast<std::size_t>(4 * cols + c)] = c % 2 ? 0.0f : -0.0f;  // dead row
+  for (std::int64_t c = 0; c < cols; ++c) v[static_cast<std::size_t>(11 * cols + c)] = std::numeric_limits<float>::quiet_NaN();  // NaN row
+  for (std::int64_t r = 0; r < rows; ++r) v[static_cast<std::size_t>(r * cols + 9)] = 0.0f;                  // dead column
+  v[static_cast<std::size_t>(2 * cols + 5)] = std::numeric_limits<float>::infinity();
+  v[static_cast<std::size_t>(7 * cols + 76)] = std::numeric_limits<float>::quiet_NaN();
+  v[static_cast<std::size_t>(8 * cols + 3)] = 1e-40f;  // subnormal
+  for (const DType dtype : {DType::f32, DType::f64, DType::f16, DType::bf16}) {
+    const Tensor t = encoded(v, dtype, rows, cols);
+    for (const bool strided : {false, true}) {
+      const Tensor tt = Tensor::copy_of(t.view().transposed(0, 1));  // cols x rows
+      const TensorView m = strided ? tt.view().transposed(0, 1) : t.view();
+      std::vector<double> abs_max(static_cast<std::size_t>(rows));
+      std::vector<std::uint8_t> zero(static_cast<std::size_t>(rows));
+      std::vector<std::uint8_t> nonzero(static_cast<std::size_t>(cols), 0);
+      row_summaries(m, abs_max.data(), zero.data(), nonzero.data());
+      for (std::int64_t r = 0; r < rows; ++r) {
+        double expect = 0;
+        bool all_zero = true;
+        for (std::int64_t c = 0; c < cols; ++c) {
+          const double x = t.view().at({r, c});
+          if (std::isfinite(x)) expect = std::max(expect, std::fabs(x));
+          all_zero = all_zero && x == 0;
+        }
+        EXPECT_EQ(abs_max[static_cast<std::size_t>(r)], expect) << dtype_name(dtype) << " row " << r;
+        EXPECT_EQ(zero[static_cast<std::size_t>(r)], all_zero ? 1 : 0) << dtype_name(dtype) << " row " << r;
+      }
+      for (std::int64_t c = 0; c < cols; ++c) {
+        bool any = false;
+        for (std::int64_t r = 0; r < rows; ++r) any = any || t.view().at({r, c}) != 0 || std::isnan(t.view().at({r, c}));
+        EXPECT_EQ(nonzero[static_cast<std::size_t>(c)], any ? 1 : 0) << dtype_name(dtype) << " column " << c;
+      }
+      EXPECT_EQ(zero[4], 1);
+      EXPECT_EQ(zero[11], 0);  // NaN is not zero
+      EXPECT_EQ(nonzero[9], 0);
+    }
+  }
+  std::int32_t ints[4] = {};
+  EXPECT_THROW(row_summaries(TensorView(ints, DType::i32, {2, 2}), nullptr, nullptr, nullptr), Error);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tfdebug/core/error.hpp"
+#include "tfdebug/core/stats.hpp"
 
 namespace tfdebug {
 namespace {
@@ -53,6 +54,16 @@ TEST(TensorView, TransposeSliceFlipBroadcast) {
   EXPECT_EQ(b.stride(0), 0);
   EXPECT_EQ(b.numel(), 20);
   EXPECT_EQ(b.at({4, 2}), 6.0);
+}
+
+// Regression (fuzz/gguf_fuzz.cpp): the strides of an empty tensor with huge other dimensions
+// overflowed 64 bits; an empty tensor's strides address nothing.
+TEST(TensorView, EmptyTensorWithHugeDimensions) {
+  const float x = 0;
+  const std::int64_t huge = std::int64_t{1} << 40;
+  const TensorView v(&x, DType::f32, {0, huge, huge});
+  EXPECT_EQ(v.numel(), 0);
+  EXPECT_EQ(compute_stats(v).count, 0);
 }
 
 TEST(TensorView, RankZeroIsOneElement) {

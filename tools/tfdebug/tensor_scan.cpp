@@ -13,7 +13,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -76,73 +75,16 @@ std::int64_t first_nonfinite_in(const TensorView& block) {
   return -1;
 }
 
-// Rows of IEEE bit patterns: |x| as an integer orders like |x| itself, and non-finite values
-// (exponent all ones) are masked to 0, so the row abs-max is an integer max that vectorises.
-template <typename Bits>
-void scan_rows_bits(const Bits* __restrict values, std::int64_t rows, std::int64_t cols, Bits abs_mask, Bits inf_bits,
-                    Bits* __restrict row_max, std::uint8_t* __restrict row_zero,
-                    std::uint8_t* __restrict column_nonzero) {
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const Bits* row = values + r * cols;
-    Bits largest = 0;
-    Bits any = 0;
-    for (std::int64_t c = 0; c < cols; ++c) {
-      const Bits a = row[c] & abs_mask;
-      largest = std::max<Bits>(largest, a < inf_bits ? a : Bits{0});
-      any |= a;
-      column_nonzero[c] |= static_cast<std::uint8_t>(a != 0);
-    }
-    row_max[r] = largest;
-    row_zero[r] = static_cast<std::uint8_t>(any == 0);
-  }
-}
-
-template <typename Bits, typename Decode>
-void scan_rows_as(const TensorView& block, Bits abs_mask, Bits inf_bits, Decode decode, std::int64_t first_row,
-                  double* row_abs_max, std::vector<std::int64_t>& dead, std::vector<std::uint8_t>& column_nonzero) {
-  const std::int64_t rows = block.shape(0);
-  const std::int64_t cols = block.shape(1);
-  std::vector<Bits> row_max(static_cast<std::size_t>(rows));
-  std::vector<std::uint8_t> row_zero(static_cast<std::size_t>(rows));
-  scan_rows_bits(static_cast<const Bits*>(block.data()), rows, cols, abs_mask, inf_bits, row_max.data(),
-                 row_zero.data(), column_nonzero.data());
-  for (std::int64_t r = 0; r < rows; ++r) {
-    row_abs_max[r] = decode(row_max[static_cast<std::size_t>(r)]);
-    if (row_zero[static_cast<std::size_t>(r)]) dead.push_back(first_row + r);
-  }
-}
-
-double f32_of(std::uint32_t b) { return static_cast<double>(std::bit_cast<float>(b)); }
-
 // Matrix rows [first_row, first_row + block rows): their abs-max (into row_abs_max, which
 // points at the first of them), zero rows (appended to `dead`) and non-zero columns. Each
 // piece owns its rows, so threads never write the same element.
 void scan_rows(const TensorView& block, std::int64_t first_row, double* row_abs_max, std::vector<std::int64_t>& dead,
-               std::vector<std::uint8_t>& column_nonzero) {
-  if (block.is_contiguous()) {
-    switch (block.dtype()) {
-      case DType::f32:
-        return scan_rows_as<std::uint32_t>(block, 0x7FFFFFFFu, 0x7F800000u, f32_of, first_row, row_abs_max, dead,
-                                           column_nonzero);
-      case DType::f64:
-        return scan_rows_as<std::uint64_t>(
-            block, 0x7FFFFFFFFFFFFFFFull, 0x7FF0000000000000ull, [](std::uint64_t b) { return std::bit_cast<double>(b); },
-            first_row, row_abs_max, dead, column_nonzero);
-      case DType::f16:
-        return scan_rows_as<std::uint16_t>(
-            block, 0x7FFF, 0x7C00, [](std::uint16_t b) { return static_cast<double>(f16_to_f32(b)); }, first_row,
-            row_abs_max, dead, column_nonzero);
-      case DType::bf16:
-        return scan_rows_as<std::uint16_t>(
-            block, 0x7FFF, 0x7F80, [](std::uint16_t b) { return static_cast<double>(bf16_to_f32(b)); }, first_row,
-            row_abs_max, dead, column_nonzero);
-      default: break;
-    }
+               std::vector<std::uint8_t>& column_nonzero, std::vector<std::uint8_t>& row_zero) {
+  row_zero.resize(static_cast<std::size_t>(block.shape(0)));
+  row_summaries(block, row_abs_max, row_zero.data(), column_nonzero.data());
+  for (std::size_t r = 0; r < row_zero.size(); ++r) {
+    if (row_zero[r]) dead.push_back(first_row + static_cast<std::int64_t>(r));
   }
-  // Strided views and fp8: through an f32 copy of the block (fp8 converts exactly).
-  const Tensor copy = Tensor::copy_of(block, DType::f32);
-  scan_rows_as<std::uint32_t>(copy.view(), 0x7FFFFFFFu, 0x7F800000u, f32_of, first_row, row_abs_max, dead,
-                              column_nonzero);
 }
 
 void sample_histogram(const io::NamedTensor& t, TensorScan& out) {
@@ -252,6 +194,7 @@ class Scanner {
     if (scan.matrix) result.column_nonzero.assign(static_cast<std::size_t>(t.shape()[1]), 0);
     const std::int64_t block_rows = std::max<std::int64_t>(1, kBlockValues / std::max<std::int64_t>(1, row_len));
     std::vector<float> decoded;
+    std::vector<std::uint8_t> row_zero;
     for (std::int64_t r = piece.row_begin; r < piece.row_end; r += block_rows) {
       const std::int64_t r_end = std::min(piece.row_end, r + block_rows);
       TensorView block;
@@ -270,7 +213,7 @@ class Scanner {
         result.first_nonfinite = r * row_len + first_nonfinite_in(block);
       }
       result.stats->merge_from(block_stats);
-      if (scan.matrix) scan_rows(block, r, scan.row_abs_max.data() + r, dead_rows_[p], result.column_nonzero);
+      if (scan.matrix) scan_rows(block, r, scan.row_abs_max.data() + r, dead_rows_[p], result.column_nonzero, row_zero);
       bytes_done_.fetch_add(static_cast<std::int64_t>(
                                 t.quantized ? static_cast<std::size_t>((r_end - r) * row_len) *
                                                   block_format_info(t.quantized->format).block_bytes /

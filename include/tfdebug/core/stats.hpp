@@ -113,6 +113,13 @@ class StatsAccumulator {
   std::unique_ptr<State> state_;
 };
 
+// Per-row summaries of a floating-point matrix (rank 2) in one SIMD pass, for the dead-unit and
+// outlier-channel rules: row_abs_max[r] = the largest finite |x| in row r (0 when it has none),
+// row_zero[r] = 1 when every value of row r is +-0, and column_nonzero[c] is set to 1 (never
+// cleared) when column c holds a value that is not +-0 (NaN counts as non-zero), so calls for
+// consecutive row blocks accumulate. Throws tfdebug::Error for other ranks or dtypes.
+void row_summaries(TensorView matrix, double* row_abs_max, std::uint8_t* row_zero, std::uint8_t* column_nonzero);
+
 // SIMD targets this build has code for and this CPU supports, best first, e.g.
 // {"AVX3", "AVX2", "SSE4", "SSSE3", "EMU128"}.
 std::vector<std::string> simd_targets();
