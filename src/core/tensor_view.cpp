@@ -76,16 +76,21 @@ TensorView::TensorView(const void* data, DType dtype, std::span<const std::int64
 
 std::int64_t TensorView::numel() const noexcept {
   std::int64_t n = 1;
+  // Any zero dimension first: the other dimensions of an empty tensor may multiply past 2^63.
+  for (int i = 0; i < rank_; ++i) {
+    if (shape_[std::size_t(i)] == 0) return 0;
+  }
   for (int i = 0; i < rank_; ++i) n *= shape_[std::size_t(i)];
   return n;
 }
 
 bool TensorView::is_contiguous() const noexcept {
+  if (numel() == 0) return true;
   std::int64_t expected = 1;
   for (int i = rank_ - 1; i >= 0; --i) {
     const auto d = std::size_t(i);
     if (shape_[d] == 1) continue;
-    if (strides_[d] != expected) return numel() == 0;
+    if (strides_[d] != expected) return false;
     expected *= shape_[d];
   }
   return true;

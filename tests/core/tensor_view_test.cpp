@@ -63,7 +63,12 @@ TEST(TensorView, EmptyTensorWithHugeDimensions) {
   const std::int64_t huge = std::int64_t{1} << 40;
   const TensorView v(&x, DType::f32, {0, huge, huge});
   EXPECT_EQ(v.numel(), 0);
+  EXPECT_TRUE(v.is_contiguous());
   EXPECT_EQ(compute_stats(v).count, 0);
+  const TensorView t = v.transposed(0, 2);  // [2^40, 2^40, 0]: numel must not multiply first
+  EXPECT_EQ(t.numel(), 0);
+  EXPECT_TRUE(t.is_contiguous());
+  EXPECT_EQ(compute_stats(t).count, 0);
 }
 
 TEST(TensorView, RankZeroIsOneElement) {
