@@ -15,8 +15,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::vector<tfdebug::io::NamedTensor> tensors;
   std::map<std::string, std::string> metadata;
   try {
-    tfdebug::io::detail::read_gguf("fuzz.gguf", std::span(reinterpret_cast<const std::byte*>(data), size), tensors,
-                                   metadata);
+    tfdebug::io::detail::read_gguf("fuzz.gguf", std::span(reinterpret_cast<const std::byte*>(data), size),
+                                   tensors, metadata);
   } catch (const tfdebug::Error&) {
     return 0;
   }

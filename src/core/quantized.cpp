@@ -34,7 +34,9 @@ std::uint32_t u32_at(const std::byte* p) noexcept {
   return v;
 }
 
-const std::uint8_t* bytes_at(const std::byte* p) noexcept { return reinterpret_cast<const std::uint8_t*>(p); }
+const std::uint8_t* bytes_at(const std::byte* p) noexcept {
+  return reinterpret_cast<const std::uint8_t*>(p);
+}
 
 void q8_0(const std::byte* b, float* y) noexcept {
   const float d = half_at(b);
@@ -167,7 +169,8 @@ void q6_k(const std::byte* b, float* y) noexcept {
 }
 
 template <void (*Decode)(const std::byte*, float*) noexcept>
-void decode_blocks(const std::byte* data, std::int64_t blocks, int in_bytes, int out_values, float* out) noexcept {
+void decode_blocks(const std::byte* data, std::int64_t blocks, int in_bytes, int out_values,
+                   float* out) noexcept {
   for (std::int64_t i = 0; i < blocks; ++i) Decode(data + i * in_bytes, out + i * out_values);
 }
 
@@ -177,7 +180,9 @@ const BlockFormatInfo& block_format_info(BlockFormat format) noexcept {
   return kFormats[static_cast<std::size_t>(format)];
 }
 
-std::span<const BlockFormatInfo> block_formats() noexcept { return kFormats; }
+std::span<const BlockFormatInfo> block_formats() noexcept {
+  return kFormats;
+}
 
 std::optional<BlockFormat> parse_block_format(std::string_view name) noexcept {
   for (const BlockFormatInfo& info : kFormats) {
@@ -197,7 +202,9 @@ std::int64_t QuantizedView::numel() const noexcept {
   return n;
 }
 
-std::int64_t QuantizedView::blocks() const noexcept { return numel() / block_format_info(format).block_elements; }
+std::int64_t QuantizedView::blocks() const noexcept {
+  return numel() / block_format_info(format).block_elements;
+}
 
 std::size_t QuantizedView::bytes() const noexcept {
   return static_cast<std::size_t>(blocks()) * static_cast<std::size_t>(block_format_info(format).block_bytes);
@@ -208,14 +215,22 @@ void dequantize(BlockFormat format, const std::byte* data, std::int64_t blocks, 
   const int in = info.block_bytes;
   const int n = info.block_elements;
   switch (format) {
-    case BlockFormat::q4_0: return decode_blocks<q4_0>(data, blocks, in, n, out);
-    case BlockFormat::q4_1: return decode_blocks<q4_1>(data, blocks, in, n, out);
-    case BlockFormat::q5_0: return decode_blocks<q5_0>(data, blocks, in, n, out);
-    case BlockFormat::q5_1: return decode_blocks<q5_1>(data, blocks, in, n, out);
-    case BlockFormat::q8_0: return decode_blocks<q8_0>(data, blocks, in, n, out);
-    case BlockFormat::q4_k: return decode_blocks<q4_k>(data, blocks, in, n, out);
-    case BlockFormat::q5_k: return decode_blocks<q5_k>(data, blocks, in, n, out);
-    case BlockFormat::q6_k: return decode_blocks<q6_k>(data, blocks, in, n, out);
+    case BlockFormat::q4_0:
+      return decode_blocks<q4_0>(data, blocks, in, n, out);
+    case BlockFormat::q4_1:
+      return decode_blocks<q4_1>(data, blocks, in, n, out);
+    case BlockFormat::q5_0:
+      return decode_blocks<q5_0>(data, blocks, in, n, out);
+    case BlockFormat::q5_1:
+      return decode_blocks<q5_1>(data, blocks, in, n, out);
+    case BlockFormat::q8_0:
+      return decode_blocks<q8_0>(data, blocks, in, n, out);
+    case BlockFormat::q4_k:
+      return decode_blocks<q4_k>(data, blocks, in, n, out);
+    case BlockFormat::q5_k:
+      return decode_blocks<q5_k>(data, blocks, in, n, out);
+    case BlockFormat::q6_k:
+      return decode_blocks<q6_k>(data, blocks, in, n, out);
   }
 }
 

@@ -21,8 +21,9 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 // Rows of `cols` values of unsigned bit patterns T; col_or[c] |= |bits| of column c.
 template <typename T>
-HWY_INLINE void RowsImpl(const T* HWY_RESTRICT data, std::int64_t rows, std::int64_t cols, T abs_mask, T inf_bits,
-                         T* HWY_RESTRICT row_max, std::uint8_t* HWY_RESTRICT row_zero, T* HWY_RESTRICT col_or) {
+HWY_INLINE void RowsImpl(const T* HWY_RESTRICT data, std::int64_t rows, std::int64_t cols, T abs_mask,
+                         T inf_bits, T* HWY_RESTRICT row_max, std::uint8_t* HWY_RESTRICT row_zero,
+                         T* HWY_RESTRICT col_or) {
   const hn::ScalableTag<T> du;
   const hn::RebindToSigned<decltype(du)> di;
   using TI = hn::TFromD<decltype(di)>;
@@ -98,16 +99,21 @@ void summarise(const TensorView& m, T abs_mask, T inf_bits, Run run, Decode deco
   const std::int64_t cols = m.shape(1);
   std::vector<T> row_max(static_cast<std::size_t>(rows));
   std::vector<T> col_or(static_cast<std::size_t>(cols), 0);
-  run(static_cast<const T*>(m.data()), rows, cols, abs_mask, inf_bits, row_max.data(), row_zero, col_or.data());
+  run(static_cast<const T*>(m.data()), rows, cols, abs_mask, inf_bits, row_max.data(), row_zero,
+      col_or.data());
   for (std::int64_t r = 0; r < rows; ++r) row_abs_max[r] = decode(row_max[static_cast<std::size_t>(r)]);
-  for (std::int64_t c = 0; c < cols; ++c) column_nonzero[c] |= static_cast<std::uint8_t>(col_or[static_cast<std::size_t>(c)] != 0);
+  for (std::int64_t c = 0; c < cols; ++c)
+    column_nonzero[c] |= static_cast<std::uint8_t>(col_or[static_cast<std::size_t>(c)] != 0);
 }
 
-double from_f32_bits(std::uint32_t b) { return static_cast<double>(std::bit_cast<float>(b)); }
+double from_f32_bits(std::uint32_t b) {
+  return static_cast<double>(std::bit_cast<float>(b));
+}
 
 }  // namespace
 
-void row_summaries(TensorView matrix, double* row_abs_max, std::uint8_t* row_zero, std::uint8_t* column_nonzero) {
+void row_summaries(TensorView matrix, double* row_abs_max, std::uint8_t* row_zero,
+                   std::uint8_t* column_nonzero) {
   if (matrix.rank() != 2 || !is_floating(matrix.dtype())) {
     throw Error("row_summaries needs a floating-point matrix, not " + matrix.describe());
   }
@@ -119,8 +125,9 @@ void row_summaries(TensorView matrix, double* row_abs_max, std::uint8_t* row_zer
   if (matrix.is_contiguous()) {
     switch (matrix.dtype()) {
       case DType::f32:
-        return summarise<std::uint32_t>(matrix, 0x7FFFFFFFu, 0x7F800000u, HWY_DYNAMIC_DISPATCH(detail::Rows32),
-                                        from_f32_bits, row_abs_max, row_zero, column_nonzero);
+        return summarise<std::uint32_t>(matrix, 0x7FFFFFFFu, 0x7F800000u,
+                                        HWY_DYNAMIC_DISPATCH(detail::Rows32), from_f32_bits, row_abs_max,
+                                        row_zero, column_nonzero);
       case DType::f64:
         return summarise<std::uint64_t>(
             matrix, 0x7FFFFFFFFFFFFFFFull, 0x7FF0000000000000ull, HWY_DYNAMIC_DISPATCH(detail::Rows64),
@@ -128,18 +135,21 @@ void row_summaries(TensorView matrix, double* row_abs_max, std::uint8_t* row_zer
       case DType::f16:
         return summarise<std::uint16_t>(
             matrix, 0x7FFF, 0x7C00, HWY_DYNAMIC_DISPATCH(detail::Rows16),
-            [](std::uint16_t b) { return static_cast<double>(f16_to_f32(b)); }, row_abs_max, row_zero, column_nonzero);
+            [](std::uint16_t b) { return static_cast<double>(f16_to_f32(b)); }, row_abs_max, row_zero,
+            column_nonzero);
       case DType::bf16:
         return summarise<std::uint16_t>(
             matrix, 0x7FFF, 0x7F80, HWY_DYNAMIC_DISPATCH(detail::Rows16),
-            [](std::uint16_t b) { return static_cast<double>(bf16_to_f32(b)); }, row_abs_max, row_zero, column_nonzero);
-      default: break;
+            [](std::uint16_t b) { return static_cast<double>(bf16_to_f32(b)); }, row_abs_max, row_zero,
+            column_nonzero);
+      default:
+        break;
     }
   }
   // Strided matrices and fp8: an f32 copy (fp8 converts exactly).
   const Tensor copy = Tensor::copy_of(matrix, DType::f32);
-  summarise<std::uint32_t>(copy.view(), 0x7FFFFFFFu, 0x7F800000u, HWY_DYNAMIC_DISPATCH(detail::Rows32), from_f32_bits,
-                           row_abs_max, row_zero, column_nonzero);
+  summarise<std::uint32_t>(copy.view(), 0x7FFFFFFFu, 0x7F800000u, HWY_DYNAMIC_DISPATCH(detail::Rows32),
+                           from_f32_bits, row_abs_max, row_zero, column_nonzero);
 }
 
 }  // namespace tfdebug

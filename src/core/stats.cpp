@@ -358,15 +358,16 @@ Stats compute_stats(const QuantizedView& view, const StatsOptions& options) {
     throw Error("a " + std::string(info.name) + " tensor needs a multiple of " +
                 std::to_string(info.block_elements) + " values, not " + std::to_string(n));
   }
-  const Partial all = run_chunks(n, options, static_cast<std::size_t>(kStatsChunk) * sizeof(float),
-                                 [&](std::int64_t c, std::byte* scratch) {
-                                   const std::int64_t start = c * kStatsChunk;
-                                   const std::int64_t count = std::min(kStatsChunk, n - start);
-                                   auto* values = reinterpret_cast<float*>(scratch);
-                                   dequantize(view.format, view.data + start / info.block_elements * info.block_bytes,
-                                              count / info.block_elements, values);
-                                   return chunk_partial(kernel, values, count, DType::f32, params);
-                                 });
+  const Partial all =
+      run_chunks(n, options, static_cast<std::size_t>(kStatsChunk) * sizeof(float),
+                 [&](std::int64_t c, std::byte* scratch) {
+                   const std::int64_t start = c * kStatsChunk;
+                   const std::int64_t count = std::min(kStatsChunk, n - start);
+                   auto* values = reinterpret_cast<float*>(scratch);
+                   dequantize(view.format, view.data + start / info.block_elements * info.block_bytes,
+                              count / info.block_elements, values);
+                   return chunk_partial(kernel, values, count, DType::f32, params);
+                 });
   return finish(all, n, DType::f32, options.target);
 }
 
@@ -381,8 +382,13 @@ struct StatsAccumulator::State {
 };
 
 StatsAccumulator::StatsAccumulator(DType dtype, const StatsOptions& options)
-    : state_(std::make_unique<State>(State{resolve_kernel(options.simd), dtype, make_params(dtype, options),
-                                           options.target, 0, Partial{}, {}})) {}
+    : state_(std::make_unique<State>(State{resolve_kernel(options.simd),
+                                           dtype,
+                                           make_params(dtype, options),
+                                           options.target,
+                                           0,
+                                           Partial{},
+                                           {}})) {}
 StatsAccumulator::StatsAccumulator(StatsAccumulator&&) noexcept = default;
 StatsAccumulator& StatsAccumulator::operator=(StatsAccumulator&&) noexcept = default;
 StatsAccumulator::~StatsAccumulator() = default;
@@ -415,6 +421,8 @@ void StatsAccumulator::merge_from(const StatsAccumulator& later) {
   state_->count += later.state_->count;
 }
 
-Stats StatsAccumulator::result() const { return finish(state_->all, state_->count, state_->dtype, state_->target); }
+Stats StatsAccumulator::result() const {
+  return finish(state_->all, state_->count, state_->dtype, state_->target);
+}
 
 }  // namespace tfdebug

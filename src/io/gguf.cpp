@@ -27,36 +27,64 @@ constexpr std::uint64_t kMaxString = 1u << 24;  // no key, name or value is anyw
 constexpr std::size_t kListedArray = 8;         // array elements shown in the metadata text
 
 enum class ValueType : std::uint32_t {
-  u8 = 0, i8 = 1, u16 = 2, i16 = 3, u32 = 4, i32 = 5, f32 = 6, boolean = 7,
-  string = 8, array = 9, u64 = 10, i64 = 11, f64 = 12,
+  u8 = 0,
+  i8 = 1,
+  u16 = 2,
+  i16 = 3,
+  u32 = 4,
+  i32 = 5,
+  f32 = 6,
+  boolean = 7,
+  string = 8,
+  array = 9,
+  u64 = 10,
+  i64 = 11,
+  f64 = 12,
 };
-constexpr const char* kValueTypeNames[] = {"uint8",  "int8",   "uint16", "int16", "uint32", "int32",  "float32",
-                                           "bool",   "string", "array",  "uint64", "int64", "float64"};
+constexpr const char* kValueTypeNames[] = {"uint8",  "int8",    "uint16", "int16",  "uint32",
+                                           "int32",  "float32", "bool",   "string", "array",
+                                           "uint64", "int64",   "float64"};
 
 struct GgmlType {
   std::uint32_t id;
   const char* name;
-  std::optional<DType> dtype;          // read directly
-  std::optional<BlockFormat> blocks;   // decoded by the stats kernel
+  std::optional<DType> dtype;         // read directly
+  std::optional<BlockFormat> blocks;  // decoded by the stats kernel
 };
 // ggml_type ids (ggml.h). Ids not listed are unknown.
 constexpr GgmlType kGgmlTypes[] = {
-    {0, "F32", DType::f32, {}},          {1, "F16", DType::f16, {}},
-    {2, "Q4_0", {}, BlockFormat::q4_0},  {3, "Q4_1", {}, BlockFormat::q4_1},
-    {6, "Q5_0", {}, BlockFormat::q5_0},  {7, "Q5_1", {}, BlockFormat::q5_1},
-    {8, "Q8_0", {}, BlockFormat::q8_0},  {9, "Q8_1", {}, {}},
-    {10, "Q2_K", {}, {}},                {11, "Q3_K", {}, {}},
-    {12, "Q4_K", {}, BlockFormat::q4_k}, {13, "Q5_K", {}, BlockFormat::q5_k},
-    {14, "Q6_K", {}, BlockFormat::q6_k}, {15, "Q8_K", {}, {}},
-    {16, "IQ2_XXS", {}, {}},             {17, "IQ2_XS", {}, {}},
-    {18, "IQ3_XXS", {}, {}},             {19, "IQ1_S", {}, {}},
-    {20, "IQ4_NL", {}, {}},              {21, "IQ3_S", {}, {}},
-    {22, "IQ2_S", {}, {}},               {23, "IQ4_XS", {}, {}},
-    {24, "I8", DType::i8, {}},           {25, "I16", DType::i16, {}},
-    {26, "I32", DType::i32, {}},         {27, "I64", DType::i64, {}},
-    {28, "F64", DType::f64, {}},         {29, "IQ1_M", {}, {}},
-    {30, "BF16", DType::bf16, {}},       {34, "TQ1_0", {}, {}},
-    {35, "TQ2_0", {}, {}},               {39, "MXFP4", {}, {}},
+    {0, "F32", DType::f32, {}},
+    {1, "F16", DType::f16, {}},
+    {2, "Q4_0", {}, BlockFormat::q4_0},
+    {3, "Q4_1", {}, BlockFormat::q4_1},
+    {6, "Q5_0", {}, BlockFormat::q5_0},
+    {7, "Q5_1", {}, BlockFormat::q5_1},
+    {8, "Q8_0", {}, BlockFormat::q8_0},
+    {9, "Q8_1", {}, {}},
+    {10, "Q2_K", {}, {}},
+    {11, "Q3_K", {}, {}},
+    {12, "Q4_K", {}, BlockFormat::q4_k},
+    {13, "Q5_K", {}, BlockFormat::q5_k},
+    {14, "Q6_K", {}, BlockFormat::q6_k},
+    {15, "Q8_K", {}, {}},
+    {16, "IQ2_XXS", {}, {}},
+    {17, "IQ2_XS", {}, {}},
+    {18, "IQ3_XXS", {}, {}},
+    {19, "IQ1_S", {}, {}},
+    {20, "IQ4_NL", {}, {}},
+    {21, "IQ3_S", {}, {}},
+    {22, "IQ2_S", {}, {}},
+    {23, "IQ4_XS", {}, {}},
+    {24, "I8", DType::i8, {}},
+    {25, "I16", DType::i16, {}},
+    {26, "I32", DType::i32, {}},
+    {27, "I64", DType::i64, {}},
+    {28, "F64", DType::f64, {}},
+    {29, "IQ1_M", {}, {}},
+    {30, "BF16", DType::bf16, {}},
+    {34, "TQ1_0", {}, {}},
+    {35, "TQ2_0", {}, {}},
+    {39, "MXFP4", {}, {}},
 };
 
 class Reader {
@@ -86,8 +114,9 @@ class Reader {
 
   void need(std::uint64_t n, const char* what) const {
     if (n > left()) {
-      fail(origin_, "truncated in " + std::string(what) + ": needs " + std::to_string(n) + " bytes at offset " +
-                        std::to_string(pos_) + ", but the file has " + std::to_string(left()) + " left");
+      fail(origin_, "truncated in " + std::string(what) + ": needs " + std::to_string(n) +
+                        " bytes at offset " + std::to_string(pos_) + ", but the file has " +
+                        std::to_string(left()) + " left");
     }
   }
 
@@ -115,46 +144,77 @@ const char* value_type_name(std::uint32_t type) {
 // A scalar value as text (strings as they are), or nullopt for strings/arrays handled elsewhere.
 std::string scalar_text(Reader& r, ValueType type, const std::string& key) {
   switch (type) {
-    case ValueType::u8: return std::to_string(r.scalar<std::uint8_t>(key.c_str()));
-    case ValueType::i8: return std::to_string(r.scalar<std::int8_t>(key.c_str()));
-    case ValueType::u16: return std::to_string(r.scalar<std::uint16_t>(key.c_str()));
-    case ValueType::i16: return std::to_string(r.scalar<std::int16_t>(key.c_str()));
-    case ValueType::u32: return std::to_string(r.scalar<std::uint32_t>(key.c_str()));
-    case ValueType::i32: return std::to_string(r.scalar<std::int32_t>(key.c_str()));
-    case ValueType::u64: return std::to_string(r.scalar<std::uint64_t>(key.c_str()));
-    case ValueType::i64: return std::to_string(r.scalar<std::int64_t>(key.c_str()));
-    case ValueType::f32: return number_text(r.scalar<float>(key.c_str()));
-    case ValueType::f64: return number_text(r.scalar<double>(key.c_str()));
-    case ValueType::boolean: return r.scalar<std::uint8_t>(key.c_str()) ? "true" : "false";
-    case ValueType::string: return r.string("the value of " + key);
-    case ValueType::array: break;
+    case ValueType::u8:
+      return std::to_string(r.scalar<std::uint8_t>(key.c_str()));
+    case ValueType::i8:
+      return std::to_string(r.scalar<std::int8_t>(key.c_str()));
+    case ValueType::u16:
+      return std::to_string(r.scalar<std::uint16_t>(key.c_str()));
+    case ValueType::i16:
+      return std::to_string(r.scalar<std::int16_t>(key.c_str()));
+    case ValueType::u32:
+      return std::to_string(r.scalar<std::uint32_t>(key.c_str()));
+    case ValueType::i32:
+      return std::to_string(r.scalar<std::int32_t>(key.c_str()));
+    case ValueType::u64:
+      return std::to_string(r.scalar<std::uint64_t>(key.c_str()));
+    case ValueType::i64:
+      return std::to_string(r.scalar<std::int64_t>(key.c_str()));
+    case ValueType::f32:
+      return number_text(r.scalar<float>(key.c_str()));
+    case ValueType::f64:
+      return number_text(r.scalar<double>(key.c_str()));
+    case ValueType::boolean:
+      return r.scalar<std::uint8_t>(key.c_str()) ? "true" : "false";
+    case ValueType::string:
+      return r.string("the value of " + key);
+    case ValueType::array:
+      break;
   }
   return {};
 }
 
 std::uint64_t min_value_bytes(ValueType type) {
   switch (type) {
-    case ValueType::u8: case ValueType::i8: case ValueType::boolean: return 1;
-    case ValueType::u16: case ValueType::i16: return 2;
-    case ValueType::u32: case ValueType::i32: case ValueType::f32: return 4;
-    case ValueType::u64: case ValueType::i64: case ValueType::f64: case ValueType::string: return 8;
-    case ValueType::array: return 12;
+    case ValueType::u8:
+    case ValueType::i8:
+    case ValueType::boolean:
+      return 1;
+    case ValueType::u16:
+    case ValueType::i16:
+      return 2;
+    case ValueType::u32:
+    case ValueType::i32:
+    case ValueType::f32:
+      return 4;
+    case ValueType::u64:
+    case ValueType::i64:
+    case ValueType::f64:
+    case ValueType::string:
+      return 8;
+    case ValueType::array:
+      return 12;
   }
   return 1;
 }
 
-bool known_value_type(std::uint32_t t) { return t <= static_cast<std::uint32_t>(ValueType::f64); }
+bool known_value_type(std::uint32_t t) {
+  return t <= static_cast<std::uint32_t>(ValueType::f64);
+}
 
 // The value of `key` as text: arrays as "[a, b, ... (N string)]" with the first few elements.
 std::string read_value(const std::string& origin, Reader& r, std::uint32_t type, const std::string& key) {
   if (!known_value_type(type)) {
-    fail(origin, "key '" + key + "' has value type " + std::to_string(type) + ", which GGUF does not define (0-12)");
+    fail(origin,
+         "key '" + key + "' has value type " + std::to_string(type) + ", which GGUF does not define (0-12)");
   }
-  if (static_cast<ValueType>(type) != ValueType::array) return scalar_text(r, static_cast<ValueType>(type), key);
+  if (static_cast<ValueType>(type) != ValueType::array)
+    return scalar_text(r, static_cast<ValueType>(type), key);
   const auto element = r.scalar<std::uint32_t>(key.c_str());
   const auto count = r.scalar<std::uint64_t>(key.c_str());
   if (!known_value_type(element)) {
-    fail(origin, "array '" + key + "' has element type " + std::to_string(element) + ", which GGUF does not define");
+    fail(origin,
+         "array '" + key + "' has element type " + std::to_string(element) + ", which GGUF does not define");
   }
   if (static_cast<ValueType>(element) == ValueType::array) {
     fail(origin, "array '" + key + "' holds arrays; GGUF does not allow nested arrays");
@@ -245,13 +305,15 @@ void read_gguf(const std::string& origin, std::span<const std::byte> bytes, std:
     if (!names.insert(info.name).second) fail(origin, "tensor '" + info.name + "' appears twice");
     const auto n_dims = r.scalar<std::uint32_t>(info.name.c_str());
     if (n_dims > kMaxDims) {
-      fail(origin, "tensor '" + info.name + "' has " + std::to_string(n_dims) + " dimensions; GGUF allows at most 4");
+      fail(origin,
+           "tensor '" + info.name + "' has " + std::to_string(n_dims) + " dimensions; GGUF allows at most 4");
     }
     std::vector<std::int64_t> ne(n_dims);
     for (auto& d : ne) {
       const auto v = r.scalar<std::uint64_t>(info.name.c_str());
       if (v > static_cast<std::uint64_t>(INT64_MAX)) {
-        fail(origin, "tensor '" + info.name + "' has dimension " + std::to_string(v) + ", which is too large");
+        fail(origin,
+             "tensor '" + info.name + "' has dimension " + std::to_string(v) + ", which is too large");
       }
       d = static_cast<std::int64_t>(v);
     }
@@ -259,7 +321,8 @@ void read_gguf(const std::string& origin, std::span<const std::byte> bytes, std:
     const auto type_id = r.scalar<std::uint32_t>(info.name.c_str());
     info.type = find_type(type_id);
     if (info.type == nullptr) {
-      fail(origin, "tensor '" + info.name + "' has ggml type " + std::to_string(type_id) + ", which tfdebug does not know");
+      fail(origin, "tensor '" + info.name + "' has ggml type " + std::to_string(type_id) +
+                       ", which tfdebug does not know");
     }
     info.offset = r.scalar<std::uint64_t>(info.name.c_str());
     if (info.offset % alignment != 0) {
@@ -269,16 +332,19 @@ void read_gguf(const std::string& origin, std::span<const std::byte> bytes, std:
     const std::int64_t numel = checked_numel(info.shape, origin + ": tensor '" + info.name + "'");
     if (info.type->dtype) {
       const std::uint64_t elem = dtype_info(*info.type->dtype).size;
-      if (static_cast<std::uint64_t>(numel) > UINT64_MAX / elem) fail(origin, "tensor '" + info.name + "' is too large");
+      if (static_cast<std::uint64_t>(numel) > UINT64_MAX / elem)
+        fail(origin, "tensor '" + info.name + "' is too large");
       info.size = static_cast<std::uint64_t>(numel) * elem;
     } else if (info.type->blocks) {
       const BlockFormatInfo& b = block_format_info(*info.type->blocks);
       if (ne.empty() || ne[0] % b.block_elements != 0) {
-        fail(origin, "tensor '" + info.name + "' is " + info.type->name + ", whose rows must be a multiple of " +
-                         std::to_string(b.block_elements) + " values, but its innermost dimension is " +
+        fail(origin, "tensor '" + info.name + "' is " + info.type->name +
+                         ", whose rows must be a multiple of " + std::to_string(b.block_elements) +
+                         " values, but its innermost dimension is " +
                          (ne.empty() ? std::string("missing") : std::to_string(ne[0])));
       }
-      info.size = static_cast<std::uint64_t>(numel / b.block_elements) * static_cast<std::uint64_t>(b.block_bytes);
+      info.size =
+          static_cast<std::uint64_t>(numel / b.block_elements) * static_cast<std::uint64_t>(b.block_bytes);
     } else {
       info.size = 0;  // undecoded: its bytes are not checked beyond its offset
     }
@@ -300,7 +366,8 @@ void read_gguf(const std::string& origin, std::span<const std::byte> bytes, std:
     }
     by_offset.push_back(&info);
   }
-  std::sort(by_offset.begin(), by_offset.end(), [](const Info* a, const Info* b) { return a->offset < b->offset; });
+  std::sort(by_offset.begin(), by_offset.end(),
+            [](const Info* a, const Info* b) { return a->offset < b->offset; });
   for (std::size_t i = 1; i < by_offset.size(); ++i) {
     const Info& prev = *by_offset[i - 1];
     if (prev.size > 0 && by_offset[i]->offset < prev.offset + prev.size) {

@@ -55,7 +55,8 @@ namespace {
 namespace fs = std::filesystem;
 
 const char* describe_unknown([[maybe_unused]] std::span<const std::byte> bytes) {
-  return "not a format tfdebug recognises (it reads safetensors, sharded safetensors indexes, GGUF, .npy and .npz)";
+  return "not a format tfdebug recognises (it reads safetensors, sharded safetensors indexes, GGUF, .npy and "
+         ".npz)";
 }
 
 class Builder {

@@ -17,7 +17,9 @@
 namespace tfdebug {
 namespace {
 
-void put_u16(std::vector<std::byte>& b, std::size_t at, std::uint16_t v) { std::memcpy(b.data() + at, &v, 2); }
+void put_u16(std::vector<std::byte>& b, std::size_t at, std::uint16_t v) {
+  std::memcpy(b.data() + at, &v, 2);
+}
 
 constexpr std::uint16_t kHalf = 0x3800;  // f16 0.5
 constexpr std::uint16_t kTwo = 0x4000;   // f16 2.0
@@ -41,15 +43,18 @@ TEST(Quantized, FormatTable) {
 TEST(Quantized, Q8_0IsScaleTimesInt8) {
   std::vector<std::byte> b(34);
   put_u16(b, 0, kHalf);
-  for (int j = 0; j < 32; ++j) b[2 + static_cast<std::size_t>(j)] = static_cast<std::byte>(static_cast<std::int8_t>(j - 16));
+  for (int j = 0; j < 32; ++j)
+    b[2 + static_cast<std::size_t>(j)] = static_cast<std::byte>(static_cast<std::int8_t>(j - 16));
   const auto y = decode(BlockFormat::q8_0, b);
-  for (int j = 0; j < 32; ++j) EXPECT_EQ(y[static_cast<std::size_t>(j)], 0.5f * static_cast<float>(j - 16)) << j;
+  for (int j = 0; j < 32; ++j)
+    EXPECT_EQ(y[static_cast<std::size_t>(j)], 0.5f * static_cast<float>(j - 16)) << j;
 }
 
 TEST(Quantized, Q4_0LowNibblesFirstThenHigh) {
   std::vector<std::byte> b(18);
   put_u16(b, 0, kTwo);
-  for (int j = 0; j < 16; ++j) b[2 + static_cast<std::size_t>(j)] = static_cast<std::byte>(j | ((15 - j) << 4));
+  for (int j = 0; j < 16; ++j)
+    b[2 + static_cast<std::size_t>(j)] = static_cast<std::byte>(j | ((15 - j) << 4));
   const auto y = decode(BlockFormat::q4_0, b);
   for (int j = 0; j < 16; ++j) {
     EXPECT_EQ(y[static_cast<std::size_t>(j)], 2.0f * static_cast<float>(j - 8));
@@ -72,7 +77,8 @@ TEST(Quantized, Q5FifthBitComesFromQh) {
   put_u16(b, 0, kTwo);
   const std::uint32_t qh = (1u << 3) | (1u << 20);  // value 3 and value 20 get bit 4
   std::memcpy(b.data() + 2, &qh, 4);
-  for (int j = 0; j < 16; ++j) b[6 + static_cast<std::size_t>(j)] = static_cast<std::byte>(0x21);  // lo 1, hi 2
+  for (int j = 0; j < 16; ++j)
+    b[6 + static_cast<std::size_t>(j)] = static_cast<std::byte>(0x21);  // lo 1, hi 2
   const auto y = decode(BlockFormat::q5_0, b);
   EXPECT_EQ(y[0], 2.0f * (1 - 16));
   EXPECT_EQ(y[3], 2.0f * (1 + 16 - 16));
@@ -95,18 +101,19 @@ TEST(Quantized, Q4KSixBitScalesAndMins) {
   put_u16(b, 0, kHalf);  // d
   put_u16(b, 2, kTwo);   // dmin
   std::uint8_t s[12] = {};
-  s[0] = 3;                    // pair 0 scale
-  s[4] = 5;                    // pair 0 min
-  s[1] = 7 | (1 << 6);         // pair 1 scale 7; top bits of pair 5's scale = 1
-  s[5] = 2 | (2 << 6);         // pair 1 min 2; top bits of pair 5's min = 2
-  s[9] = 0x4 | (0x6 << 4);     // pair 5: scale low 4 = 4, min low 4 = 6
+  s[0] = 3;                 // pair 0 scale
+  s[4] = 5;                 // pair 0 min
+  s[1] = 7 | (1 << 6);      // pair 1 scale 7; top bits of pair 5's scale = 1
+  s[5] = 2 | (2 << 6);      // pair 1 min 2; top bits of pair 5's min = 2
+  s[9] = 0x4 | (0x6 << 4);  // pair 5: scale low 4 = 4, min low 4 = 6
   std::memcpy(b.data() + 4, s, 12);
-  for (int i = 0; i < 128; ++i) b[16 + static_cast<std::size_t>(i)] = static_cast<std::byte>(0x9A);  // lo 10, hi 9
+  for (int i = 0; i < 128; ++i)
+    b[16 + static_cast<std::size_t>(i)] = static_cast<std::byte>(0x9A);  // lo 10, hi 9
   const auto y = decode(BlockFormat::q4_k, b);
-  EXPECT_EQ(y[0], 0.5f * 3 * 10 - 2.0f * 5);          // group 0, low nibbles, pair 0
-  EXPECT_EQ(y[32], 0.5f * 7 * 9 - 2.0f * 2);          // group 0, high nibbles, pair 1
+  EXPECT_EQ(y[0], 0.5f * 3 * 10 - 2.0f * 5);                 // group 0, low nibbles, pair 0
+  EXPECT_EQ(y[32], 0.5f * 7 * 9 - 2.0f * 2);                 // group 0, high nibbles, pair 1
   EXPECT_EQ(y[160], 0.5f * (4 + 16) * 9 - 2.0f * (6 + 32));  // group 2, high nibbles, pair 5
-  EXPECT_EQ(y[64], 0.0f);                             // pair 2: scale 0, min 0
+  EXPECT_EQ(y[64], 0.0f);                                    // pair 2: scale 0, min 0
 }
 
 TEST(Quantized, Q5KHighBitsPerGroup) {
@@ -117,20 +124,23 @@ TEST(Quantized, Q5KHighBitsPerGroup) {
   for (int i = 0; i < 4; ++i) s[i] = 1;  // pairs 0-3: scale 1, min 0
   std::memcpy(b.data() + 4, s, 12);
   b[16 + 5] = static_cast<std::byte>(0b0000'0110);  // qh[5]: bit 1 (group 0, high) and bit 2 (group 1, low)
-  for (int i = 0; i < 128; ++i) b[48 + static_cast<std::size_t>(i)] = static_cast<std::byte>(0x32);  // lo 2, hi 3
+  for (int i = 0; i < 128; ++i)
+    b[48 + static_cast<std::size_t>(i)] = static_cast<std::byte>(0x32);  // lo 2, hi 3
   const auto y = decode(BlockFormat::q5_k, b);
-  EXPECT_EQ(y[5], 0.5f * 2);         // group 0, low: bit 0 clear
-  EXPECT_EQ(y[32 + 5], 0.5f * 19);   // group 0, high: bit 1 set
-  EXPECT_EQ(y[64 + 5], 0.5f * 18);   // group 1, low: bit 2 set
+  EXPECT_EQ(y[5], 0.5f * 2);        // group 0, low: bit 0 clear
+  EXPECT_EQ(y[32 + 5], 0.5f * 19);  // group 0, high: bit 1 set
+  EXPECT_EQ(y[64 + 5], 0.5f * 18);  // group 1, low: bit 2 set
   EXPECT_EQ(y[96 + 5], 0.5f * 3);
-  EXPECT_EQ(y[128], 0.0f);           // pair 4: scale 0
+  EXPECT_EQ(y[128], 0.0f);  // pair 4: scale 0
 }
 
 TEST(Quantized, Q6KLayout) {
   std::vector<std::byte> b(210);
   for (int i = 0; i < 128; ++i) b[static_cast<std::size_t>(i)] = static_cast<std::byte>(0x51);  // lo 1, hi 5
-  for (int i = 0; i < 64; ++i) b[128 + static_cast<std::size_t>(i)] = static_cast<std::byte>(0b11100100);  // 0,1,2,3
-  for (int i = 0; i < 16; ++i) b[192 + static_cast<std::size_t>(i)] = static_cast<std::byte>(static_cast<std::int8_t>(i - 8));
+  for (int i = 0; i < 64; ++i)
+    b[128 + static_cast<std::size_t>(i)] = static_cast<std::byte>(0b11100100);  // 0,1,2,3
+  for (int i = 0; i < 16; ++i)
+    b[192 + static_cast<std::size_t>(i)] = static_cast<std::byte>(static_cast<std::int8_t>(i - 8));
   put_u16(b, 208, kHalf);
   const auto y = decode(BlockFormat::q6_k, b);
   // value l: scale index l/16, q = (1 | 0<<4) - 32; value l+32: (1 | 1<<4) - 32, scale index 2 + l/16
@@ -139,7 +149,7 @@ TEST(Quantized, Q6KLayout) {
   EXPECT_EQ(y[32], 0.5f * -6 * (17 - 32));
   EXPECT_EQ(y[64], 0.5f * -4 * (5 + 32 - 32));
   EXPECT_EQ(y[96], 0.5f * -2 * (5 + 48 - 32));
-  EXPECT_EQ(y[128], 0.5f * 0 * (1 - 32));   // second half, scales 8..15
+  EXPECT_EQ(y[128], 0.5f * 0 * (1 - 32));  // second half, scales 8..15
   EXPECT_EQ(y[255], 0.5f * 7 * (5 + 48 - 32));
 }
 
@@ -149,14 +159,15 @@ TEST(Quantized, StatsMatchTheDecodedTensor) {
   for (const BlockFormatInfo& info : block_formats()) {
     const std::int64_t rows = 40;
     const std::int64_t cols = 1024;
-    std::vector<std::byte> blocks(static_cast<std::size_t>(rows * cols / info.block_elements * info.block_bytes));
+    std::vector<std::byte> blocks(
+        static_cast<std::size_t>(rows * cols / info.block_elements * info.block_bytes));
     for (auto& x : blocks) x = static_cast<std::byte>(rng());
     // Keep the f16 scales finite and moderate: every 2-byte field gets a small exponent.
     for (std::size_t at = 0; at < blocks.size(); at += static_cast<std::size_t>(info.block_bytes)) {
       const std::size_t d_at = info.format == BlockFormat::q6_k ? 208 : 0;
       put_u16(blocks, at + d_at, static_cast<std::uint16_t>(0x2000 | (rng() & 0x3FF)));
-      if (info.format == BlockFormat::q4_1 || info.format == BlockFormat::q5_1 || info.format == BlockFormat::q4_k ||
-          info.format == BlockFormat::q5_k)
+      if (info.format == BlockFormat::q4_1 || info.format == BlockFormat::q5_1 ||
+          info.format == BlockFormat::q4_k || info.format == BlockFormat::q5_k)
         put_u16(blocks, at + 2, static_cast<std::uint16_t>(0x2000 | (rng() & 0x83FF)));
     }
     const QuantizedView q{info.format, blocks.data(), {rows, cols}};
@@ -206,7 +217,8 @@ TEST(StatsAccumulatorTest, PiecesAgreeWithTheWhole) {
 
 // f32 values in `dtype` (bf16 by truncation, f16 through the compiler's _Float16).
 Tensor encoded(const std::vector<float>& v, DType dtype, std::int64_t rows, std::int64_t cols) {
-  if (dtype == DType::f32 || dtype == DType::f64) return Tensor::copy_of(TensorView(v.data(), DType::f32, {rows, cols}), dtype);
+  if (dtype == DType::f32 || dtype == DType::f64)
+    return Tensor::copy_of(TensorView(v.data(), DType::f32, {rows, cols}), dtype);
   Tensor t(dtype, {rows, cols});
   auto* out = static_cast<std::uint16_t*>(t.data());
   for (std::size_t i = 0; i < v.size(); ++i) {
@@ -231,9 +243,11 @@ TEST(RowSummaries, AgreeWithAPlainLoop) {
   const std::int64_t cols = 77;  // not a multiple of any vector length
   std::vector<float> v(static_cast<std::size_t>(rows * cols));
   for (auto& x : v) x = normal(rng);
-  for (std::int64_t c = 0; c < cols; ++c) v[static_cast<std::size_t>(4 * cols + c)] = c % 2 ? 0.0f : -0.0f;  // dead row
-  for (std::int64_t c = 0; c < cols; ++c) v[static_cast<std::size_t>(11 * cols + c)] = std::numeric_limits<float>::quiet_NaN();  // NaN row
-  for (std::int64_t r = 0; r < rows; ++r) v[static_cast<std::size_t>(r * cols + 9)] = 0.0f;                  // dead column
+  for (std::int64_t c = 0; c < cols; ++c)
+    v[static_cast<std::size_t>(4 * cols + c)] = c % 2 ? 0.0f : -0.0f;  // dead row
+  for (std::int64_t c = 0; c < cols; ++c)
+    v[static_cast<std::size_t>(11 * cols + c)] = std::numeric_limits<float>::quiet_NaN();    // NaN row
+  for (std::int64_t r = 0; r < rows; ++r) v[static_cast<std::size_t>(r * cols + 9)] = 0.0f;  // dead column
   v[static_cast<std::size_t>(2 * cols + 5)] = std::numeric_limits<float>::infinity();
   v[static_cast<std::size_t>(7 * cols + 76)] = std::numeric_limits<float>::quiet_NaN();
   v[static_cast<std::size_t>(8 * cols + 3)] = 1e-40f;  // subnormal
@@ -259,7 +273,8 @@ TEST(RowSummaries, AgreeWithAPlainLoop) {
       }
       for (std::int64_t c = 0; c < cols; ++c) {
         bool any = false;
-        for (std::int64_t r = 0; r < rows; ++r) any = any || t.view().at({r, c}) != 0 || std::isnan(t.view().at({r, c}));
+        for (std::int64_t r = 0; r < rows; ++r)
+          any = any || t.view().at({r, c}) != 0 || std::isnan(t.view().at({r, c}));
         EXPECT_EQ(nonzero[static_cast<std::size_t>(c)], any ? 1 : 0) << dtype_name(dtype) << " column " << c;
       }
       EXPECT_EQ(zero[4], 1);

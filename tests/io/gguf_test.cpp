@@ -88,14 +88,16 @@ TEST(Gguf, PlainTensorsAreViewsInNumpyOrder) {
     ASSERT_FALSE(t.quantized.has_value());
     const ModelFile expected = ModelFile::open(fixture(std::string("gguf_expected/") + name + ".npy"));
     const TensorView e = expected.tensors().at(0).view;
-    ASSERT_EQ(t.view.describe().substr(t.view.describe().find('[')), e.describe().substr(e.describe().find('[')));
+    ASSERT_EQ(t.view.describe().substr(t.view.describe().find('[')),
+              e.describe().substr(e.describe().find('[')));
     if (std::string(name) == "plain.bf16") {  // .npy has no bf16: compared by value
       EXPECT_EQ(t.view.dtype(), DType::bf16);
       for (std::int64_t i = 0; i < e.numel(); ++i) EXPECT_EQ(t.view.at({i}), e.at({i}));
       continue;
     }
     EXPECT_EQ(t.view.dtype(), e.dtype()) << name;
-    EXPECT_EQ(std::memcmp(t.view.data(), e.data(), static_cast<std::size_t>(e.numel()) * e.element_size()), 0);
+    EXPECT_EQ(std::memcmp(t.view.data(), e.data(), static_cast<std::size_t>(e.numel()) * e.element_size()),
+              0);
   }
   EXPECT_EQ(find(m, "plain.f32").view.describe(), "f32[3, 5]");  // ne = {5, 3} in the file
 }
@@ -109,8 +111,8 @@ TEST(Gguf, ExportOfTheSafetensorsModel) {
   EXPECT_EQ(gq.dtype(), DType::f16);
   EXPECT_TRUE(std::isnan(gq.at({2, 3})));
   EXPECT_EQ(gq.at({5, 0}), INFINITY);
-  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(gq.data()) % 64, reinterpret_cast<std::uintptr_t>(
-                                                                   g.tensors().front().view.data()) % 64);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(gq.data()) % 64,
+            reinterpret_cast<std::uintptr_t>(g.tensors().front().view.data()) % 64);
 }
 
 // --- bad input ------------------------------------------------------------------------------
@@ -155,7 +157,8 @@ void expect_error(const Bytes& bytes, const std::string& phrase) {
 }
 
 // One f32 tensor [2] at offset 0 with `n_dims` dims, type `type`, plus its data.
-Bytes one_tensor(std::uint32_t type = 0, std::uint64_t dim = 2, std::uint64_t offset = 0, std::size_t data = 8) {
+Bytes one_tensor(std::uint32_t type = 0, std::uint64_t dim = 2, std::uint64_t offset = 0,
+                 std::size_t data = 8) {
   Bytes b = header(1, 0);
   b.str("w").u32(1).u64(dim).u32(type).u64(offset).pad(32);
   b.b.resize(b.b.size() + data);

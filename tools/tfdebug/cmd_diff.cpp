@@ -83,20 +83,20 @@ void run_diff(const DiffArgs& args) {
     // A quantised side is compared by its decoded values (one tensor in memory at a time).
     const Tensor decoded_a = t.quantized ? dequantized(*t.quantized) : Tensor();
     const Tensor decoded_b = tb.quantized ? dequantized(*tb.quantized) : Tensor();
-    compared.push_back({t.name, compare_tensors(t.quantized ? decoded_a.view() : t.view,
-                                                tb.quantized ? decoded_b.view() : tb.view, args.rtol, args.atol)});
+    compared.push_back(
+        {t.name, compare_tensors(t.quantized ? decoded_a.view() : t.view,
+                                 tb.quantized ? decoded_b.view() : tb.view, args.rtol, args.atol)});
   }
   for (const auto& [name, t] : in_b) extra.push_back(name);
   // Rank by relative L2 change, the largest first, after tensors whose values became non-finite.
   std::vector<const Changed*> ranked;
   ranked.reserve(compared.size());
   for (const auto& c : compared) ranked.push_back(&c);
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [](const Changed* x, const Changed* y) {
-                     // A value that became NaN or Inf outranks any finite change.
-                     if ((x->c.finiteness_changes > 0) != (y->c.finiteness_changes > 0)) return x->c.finiteness_changes > 0;
-                     return x->c.relative_l2 > y->c.relative_l2;
-                   });
+  std::stable_sort(ranked.begin(), ranked.end(), [](const Changed* x, const Changed* y) {
+    // A value that became NaN or Inf outranks any finite change.
+    if ((x->c.finiteness_changes > 0) != (y->c.finiteness_changes > 0)) return x->c.finiteness_changes > 0;
+    return x->c.relative_l2 > y->c.relative_l2;
+  });
   std::map<int, std::pair<double, double>> layers;  // layer -> (sum |a-b|^2, sum |a|^2)
   for (const auto& c : compared) {
     if (const auto layer = layer_index(c.name)) {
@@ -161,10 +161,11 @@ void run_diff(const DiffArgs& args) {
                   s["a"].get<std::string>().c_str(), s["b"].get<std::string>().c_str());
     }
     if (!ranked.empty()) {
-      std::printf("\n  %-36s %9s %10s %12s %12s %10s %12s  %s\n", "changed most first", "allclose", "non-finite",
-                  "max |a-b|", "max rel", "cosine", "rel L2", "first diff");
+      std::printf("\n  %-36s %9s %10s %12s %12s %10s %12s  %s\n", "changed most first", "allclose",
+                  "non-finite", "max |a-b|", "max rel", "cosine", "rel L2", "first diff");
       for (const Changed* c : ranked) {
-        std::printf("  %-36s %9s %10s %12s %12s %10s %12s  %s\n", c->name.c_str(), c->c.allclose ? "yes" : "NO",
+        std::printf("  %-36s %9s %10s %12s %12s %10s %12s  %s\n", c->name.c_str(),
+                    c->c.allclose ? "yes" : "NO",
                     c->c.finiteness_changes ? format_count(c->c.finiteness_changes).c_str() : "-",
                     format_number(c->c.max_abs_diff).c_str(), format_number(c->c.max_rel_diff).c_str(),
                     format_number(c->c.cosine).c_str(), format_number(c->c.relative_l2).c_str(),

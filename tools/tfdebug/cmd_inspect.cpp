@@ -87,7 +87,8 @@ void matrix_rules(const io::NamedTensor& t, const TensorScan& scan, std::vector<
   const std::vector<double>& row_abs_max = scan.row_abs_max;
   std::vector<std::int64_t> dead_rows = scan.dead_rows;
   std::sort(dead_rows.begin(), dead_rows.end());
-  const bool embedding = t.name.find("embed") != std::string::npos || t.name.find("wte") != std::string::npos ||
+  const bool embedding = t.name.find("embed") != std::string::npos ||
+                         t.name.find("wte") != std::string::npos ||
                          t.name.find("token_embd") != std::string::npos;
   if (!dead_rows.empty() && static_cast<std::int64_t>(dead_rows.size()) < rows) {
     Finding f{embedding ? "dead_embedding_rows" : "dead_output_units",
@@ -111,21 +112,24 @@ void matrix_rules(const io::NamedTensor& t, const TensorScan& scan, std::vector<
     if (ratio > kInitRatioHigh || ratio < kInitRatioLow) {
       char buffer[160];
       std::snprintf(buffer, sizeof buffer, "std %s is %.3gx what fan-in %lld implies (1/sqrt(%lld) = %s)",
-                    format_number(s.std).c_str(), ratio, static_cast<long long>(cols), static_cast<long long>(cols),
-                    format_number(expected).c_str());
-      Finding f{"init_scale",
-                Severity::warning,
-                t.name,
-                buffer,
-                ratio > kInitRatioHigh
-                    ? "weights this large amplify activations layer by layer: check the init gain or a missing scale"
-                    : "weights this small pass almost no signal: check the init, weight decay or a collapsed layer",
-                {{"std", s.std}, {"fan_in", cols}, {"expected_std", expected}, {"ratio", ratio}}};
+                    format_number(s.std).c_str(), ratio, static_cast<long long>(cols),
+                    static_cast<long long>(cols), format_number(expected).c_str());
+      Finding f{
+          "init_scale",
+          Severity::warning,
+          t.name,
+          buffer,
+          ratio > kInitRatioHigh
+              ? "weights this large amplify activations layer by layer: check the init gain or a missing "
+                "scale"
+              : "weights this small pass almost no signal: check the init, weight decay or a collapsed layer",
+          {{"std", s.std}, {"fan_in", cols}, {"expected_std", expected}, {"ratio", ratio}}};
       findings.push_back(std::move(f));
     }
   }
   const std::vector<std::int64_t>& dead_cols = scan.dead_columns;
-  if (s.zero >= rows && !embedding && !dead_cols.empty() && static_cast<std::int64_t>(dead_cols.size()) < cols) {
+  if (s.zero >= rows && !embedding && !dead_cols.empty() &&
+      static_cast<std::int64_t>(dead_cols.size()) < cols) {
     Finding f{"dead_input_units",
               Severity::warning,
               t.name,
@@ -262,8 +266,8 @@ void run_inspect(const InspectArgs& args) {
   }
   // Identical tensors under different names (tied embeddings are normal, so: info). Equal
   // statistics make candidates; their bytes decide.
-  std::map<std::tuple<std::string, std::vector<std::int64_t>, std::int64_t, std::int64_t, double, double, double,
-                      double>,
+  std::map<std::tuple<std::string, std::vector<std::int64_t>, std::int64_t, std::int64_t, double, double,
+                      double, double>,
            std::vector<const io::NamedTensor*>>
       seen;
   for (const Row& r : rows) {
@@ -279,12 +283,13 @@ void run_inspect(const InspectArgs& args) {
       group.push_back(&t);
       continue;
     }
-    findings.push_back({"identical_tensors",
-                        Severity::info,
-                        t.name,
-                        "identical to '" + (*same)->name + "'",
-                        "expected for tied weights; otherwise one of them was not trained or was copied by mistake",
-                        {{"same_as", (*same)->name}}});
+    findings.push_back(
+        {"identical_tensors",
+         Severity::info,
+         t.name,
+         "identical to '" + (*same)->name + "'",
+         "expected for tied weights; otherwise one of them was not trained or was copied by mistake",
+         {{"same_as", (*same)->name}}});
   }
 
   if (args.json) {

@@ -78,8 +78,9 @@ std::int64_t first_nonfinite_in(const TensorView& block) {
 // Matrix rows [first_row, first_row + block rows): their abs-max (into row_abs_max, which
 // points at the first of them), zero rows (appended to `dead`) and non-zero columns. Each
 // piece owns its rows, so threads never write the same element.
-void scan_rows(const TensorView& block, std::int64_t first_row, double* row_abs_max, std::vector<std::int64_t>& dead,
-               std::vector<std::uint8_t>& column_nonzero, std::vector<std::uint8_t>& row_zero) {
+void scan_rows(const TensorView& block, std::int64_t first_row, double* row_abs_max,
+               std::vector<std::int64_t>& dead, std::vector<std::uint8_t>& column_nonzero,
+               std::vector<std::uint8_t>& row_zero) {
   row_zero.resize(static_cast<std::size_t>(block.shape(0)));
   row_summaries(block, row_abs_max, row_zero.data(), column_nonzero.data());
   for (std::size_t r = 0; r < row_zero.size(); ++r) {
@@ -133,17 +134,19 @@ class Scanner {
     for (std::size_t i = 0; i < tensors.size(); ++i) {
       const io::NamedTensor& t = *tensors[i];
       const std::int64_t rows = row_count(t);
-      const std::int64_t per_piece = std::max<std::int64_t>(1, kPieceValues / std::max<std::int64_t>(1, row_length(t)));
+      const std::int64_t per_piece =
+          std::max<std::int64_t>(1, kPieceValues / std::max<std::int64_t>(1, row_length(t)));
       first_piece_.push_back(pieces_.size());
       if (rows == 0) pieces_.push_back({i, 0, 0});
-      for (std::int64_t r = 0; r < rows; r += per_piece) pieces_.push_back({i, r, std::min(rows, r + per_piece)});
+      for (std::int64_t r = 0; r < rows; r += per_piece)
+        pieces_.push_back({i, r, std::min(rows, r + per_piece)});
       pieces_left_[i] = static_cast<int>(pieces_.size() - first_piece_.back());
       if (is_matrix(t)) {
         scans_[i].matrix = true;
         scans_[i].row_abs_max.assign(static_cast<std::size_t>(rows), 0.0);
       }
-      total_bytes_ += static_cast<std::int64_t>(t.quantized ? t.quantized->bytes()
-                                                            : static_cast<std::size_t>(t.numel()) * t.view.element_size());
+      total_bytes_ += static_cast<std::int64_t>(
+          t.quantized ? t.quantized->bytes() : static_cast<std::size_t>(t.numel()) * t.view.element_size());
     }
     first_piece_.push_back(pieces_.size());
     results_.resize(pieces_.size());
@@ -152,8 +155,10 @@ class Scanner {
 
   std::vector<TensorScan> run(int threads, const std::function<void(std::int64_t, std::int64_t)>& progress) {
     if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(threads), std::max<std::size_t>(1, pieces_.size())));
+    threads = static_cast<int>(
+        std::min<std::size_t>(static_cast<std::size_t>(threads), std::max<std::size_t>(1, pieces_.size())));
     std::vector<std::thread> pool;
+    pool.reserve(static_cast<std::size_t>(threads));
     for (int i = 0; i < threads; ++i) pool.emplace_back([this] { work(); });
     if (progress) {
       while (finished_.load() < pieces_.size()) {
@@ -192,7 +197,8 @@ class Scanner {
     result.stats.emplace(dtype, options_);
     const std::int64_t row_len = row_length(t);
     if (scan.matrix) result.column_nonzero.assign(static_cast<std::size_t>(t.shape()[1]), 0);
-    const std::int64_t block_rows = std::max<std::int64_t>(1, kBlockValues / std::max<std::int64_t>(1, row_len));
+    const std::int64_t block_rows =
+        std::max<std::int64_t>(1, kBlockValues / std::max<std::int64_t>(1, row_len));
     std::vector<float> decoded;
     std::vector<std::uint8_t> row_zero;
     for (std::int64_t r = piece.row_begin; r < piece.row_end; r += block_rows) {
@@ -201,7 +207,8 @@ class Scanner {
       if (t.quantized) {
         const BlockFormatInfo& info = block_format_info(t.quantized->format);
         decoded.resize(static_cast<std::size_t>((r_end - r) * row_len));
-        dequantize(t.quantized->format, t.quantized->data + r * row_len / info.block_elements * info.block_bytes,
+        dequantize(t.quantized->format,
+                   t.quantized->data + r * row_len / info.block_elements * info.block_bytes,
                    (r_end - r) * row_len / info.block_elements, decoded.data());
         block = TensorView(decoded.data(), DType::f32, {r_end - r, row_len});
       } else {
@@ -213,13 +220,16 @@ class Scanner {
         result.first_nonfinite = r * row_len + first_nonfinite_in(block);
       }
       result.stats->merge_from(block_stats);
-      if (scan.matrix) scan_rows(block, r, scan.row_abs_max.data() + r, dead_rows_[p], result.column_nonzero, row_zero);
-      bytes_done_.fetch_add(static_cast<std::int64_t>(
-                                t.quantized ? static_cast<std::size_t>((r_end - r) * row_len) *
-                                                  block_format_info(t.quantized->format).block_bytes /
-                                                  static_cast<std::size_t>(block_format_info(t.quantized->format).block_elements)
-                                            : static_cast<std::size_t>((r_end - r) * row_len) * t.view.element_size()),
-                            std::memory_order_relaxed);
+      if (scan.matrix)
+        scan_rows(block, r, scan.row_abs_max.data() + r, dead_rows_[p], result.column_nonzero, row_zero);
+      bytes_done_.fetch_add(
+          static_cast<std::int64_t>(
+              t.quantized
+                  ? static_cast<std::size_t>((r_end - r) * row_len) *
+                        block_format_info(t.quantized->format).block_bytes /
+                        static_cast<std::size_t>(block_format_info(t.quantized->format).block_elements)
+                  : static_cast<std::size_t>((r_end - r) * row_len) * t.view.element_size()),
+          std::memory_order_relaxed);
     }
   }
 
@@ -277,8 +287,9 @@ class Scanner {
 
 }  // namespace
 
-std::vector<TensorScan> scan_tensors(std::span<const io::NamedTensor* const> tensors, const StatsOptions& options,
-                                     int threads, const std::function<void(std::int64_t, std::int64_t)>& progress) {
+std::vector<TensorScan> scan_tensors(std::span<const io::NamedTensor* const> tensors,
+                                     const StatsOptions& options, int threads,
+                                     const std::function<void(std::int64_t, std::int64_t)>& progress) {
   Scanner scanner(tensors, options);
   return scanner.run(threads, progress);
 }

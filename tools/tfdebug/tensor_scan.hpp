@@ -18,20 +18,20 @@ namespace tfdebug::cli {
 
 struct TensorScan {
   Stats stats;
-  bool matrix = false;                    // rank 2 and floating or block-quantised
-  std::vector<double> row_abs_max;        // matrices: largest finite |x| per row (0 if none)
-  std::vector<std::int64_t> dead_rows;    // matrices: rows whose values are all zero
-  std::vector<std::int64_t> dead_columns; // matrices: columns whose values are all zero
-  std::int64_t first_nonfinite = -1;      // flat index (logical order) of the first NaN/Inf
-  Histogram histogram;                    // kSparkBins bins over [min, max] (Note [Sampled sparkline])
+  bool matrix = false;                     // rank 2 and floating or block-quantised
+  std::vector<double> row_abs_max;         // matrices: largest finite |x| per row (0 if none)
+  std::vector<std::int64_t> dead_rows;     // matrices: rows whose values are all zero
+  std::vector<std::int64_t> dead_columns;  // matrices: columns whose values are all zero
+  std::int64_t first_nonfinite = -1;       // flat index (logical order) of the first NaN/Inf
+  Histogram histogram;                     // kSparkBins bins over [min, max] (Note [Sampled sparkline])
 };
 
 inline constexpr int kSparkBins = 12;
 
 // Scans every tensor on `threads` threads (0: one per core). `progress(done, total)` is called
 // from the calling thread a few times a second with bytes scanned so far, when given.
-std::vector<TensorScan> scan_tensors(std::span<const io::NamedTensor* const> tensors, const StatsOptions& options,
-                                     int threads,
+std::vector<TensorScan> scan_tensors(std::span<const io::NamedTensor* const> tensors,
+                                     const StatsOptions& options, int threads,
                                      const std::function<void(std::int64_t, std::int64_t)>& progress = {});
 
 // Whether two tensors hold the same dtype, shape and bytes.

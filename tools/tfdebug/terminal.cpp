@@ -93,7 +93,8 @@ void KeyValueTable::print(std::FILE* out) const {
 
 std::string progress_bar(std::int64_t done, std::int64_t total) {
   constexpr int kWidth = 24;
-  const double fraction = total > 0 ? std::min(1.0, static_cast<double>(done) / static_cast<double>(total)) : 1.0;
+  const double fraction =
+      total > 0 ? std::min(1.0, static_cast<double>(done) / static_cast<double>(total)) : 1.0;
   const int eighths = static_cast<int>(fraction * kWidth * 8);
   static const char* const kParts[] = {"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"};
   std::string bar = "[";

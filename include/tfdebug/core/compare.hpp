@@ -19,7 +19,7 @@ namespace tfdebug {
 
 struct Comparison {
   std::int64_t count = 0;
-  std::int64_t mismatches = 0;  // elements that are not close
+  std::int64_t mismatches = 0;          // elements that are not close
   std::int64_t finiteness_changes = 0;  // finite in one tensor, NaN or Inf in the other
   bool allclose = true;
   std::vector<std::int64_t> first_mismatch;  // empty when allclose

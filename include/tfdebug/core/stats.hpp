@@ -104,8 +104,8 @@ class StatsAccumulator {
   StatsAccumulator& operator=(StatsAccumulator&&) noexcept;
   ~StatsAccumulator();
 
-  void add(TensorView values);                         // values.dtype() must be the dtype
-  void merge_from(const StatsAccumulator& later);      // `later` covers the values after these
+  void add(TensorView values);                     // values.dtype() must be the dtype
+  void merge_from(const StatsAccumulator& later);  // `later` covers the values after these
   Stats result() const;
 
  private:
@@ -118,7 +118,8 @@ class StatsAccumulator {
 // row_zero[r] = 1 when every value of row r is +-0, and column_nonzero[c] is set to 1 (never
 // cleared) when column c holds a value that is not +-0 (NaN counts as non-zero), so calls for
 // consecutive row blocks accumulate. Throws tfdebug::Error for other ranks or dtypes.
-void row_summaries(TensorView matrix, double* row_abs_max, std::uint8_t* row_zero, std::uint8_t* column_nonzero);
+void row_summaries(TensorView matrix, double* row_abs_max, std::uint8_t* row_zero,
+                   std::uint8_t* column_nonzero);
 
 // SIMD targets this build has code for and this CPU supports, best first, e.g.
 // {"AVX3", "AVX2", "SSE4", "SSSE3", "EMU128"}.
