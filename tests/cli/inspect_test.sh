@@ -111,6 +111,27 @@ q = [t for t in j["tensors"] if t["name"] == "layers.0.attn.q.weight"][0]
 assert q["finiteness_changes"] == 0 and 0 < q["relative_l2"] < 1e-3 and q["cosine"] > 0.999999, q
 PY
 
+# A llama.cpp-style export against its Hugging Face original: names matched, rows un-permuted.
+"$tfdebug" diff "$fx/llama_hf.safetensors" "$fx/llama_q8.gguf" --json >"$work/llama_q8.json"
+"$tfdebug" diff "$fx/llama_hf.safetensors" "$fx/llama_f32.gguf" --rtol 1e-3 --atol 1e-4 --json >"$work/llama_f32.json"
+check "diff matches llama.cpp names and undoes the query/key permutation" $py - "$work" <<'PY'
+import json, sys
+q8 = json.load(open(f"{sys.argv[1]}/llama_q8.json"))
+assert q8["renamed"] == "b" and not q8["missing"] and not q8["extra"] and not q8["shape_changes"], q8
+t = {x["name"]: x for x in q8["tensors"]}
+assert len(t) == 21
+for n in ["model.layers.0.self_attn.q_proj.weight", "model.layers.1.self_attn.k_proj.weight"]:
+    assert t[n]["cosine"] > 0.9999 and t[n]["relative_l2"] < 0.01, t[n]  # Q8_0 error only
+assert t["model.norm.weight"]["allclose"] and t["model.norm.weight"]["max_abs_diff"] == 0
+f32 = json.load(open(f"{sys.argv[1]}/llama_f32.json"))
+bad = [x for x in f32["tensors"] if not x["allclose"]]
+assert [x["name"] for x in bad] == ["model.layers.0.self_attn.q_proj.weight"], bad
+assert bad[0]["mismatches"] == 1 and bad[0]["first_diff_index"] == [5, 7], bad[0]
+PY
+"$tfdebug" diff "$fx/model.gguf" "$fx/model.safetensors" --json >"$work/same_names.json"
+check "GGUF files that already share names are matched by name" $py -c "
+import json; j=json.load(open('$work/same_names.json')); assert j['renamed'] is None and not j['missing'], j"
+
 # init_scale: std * sqrt(fan_in) far from any standard initialisation.
 "$tfdebug" inspect "$fx/init.safetensors" --json >"$work/init.json"
 check "init_scale flags the exploded and collapsed matrices only" $py - "$work" <<'PY'

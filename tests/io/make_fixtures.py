@@ -165,3 +165,65 @@ for name, (kind, array) in model.items():
     export.append((name, gguf_kind, array.shape, array.astype(array.dtype.newbyteorder("<")).tobytes()))
 gguf_writer.write_gguf(f"{out}/model.gguf", [("general.architecture", "string", "tfdebug-test"),
                                              ("general.alignment", "u32", 64)], export, alignment=64)
+
+# A tiny Hugging Face llama checkpoint and its llama.cpp-style GGUF export: llama.cpp names,
+# query/key rows permuted within each head (convert_hf_to_gguf's rotary layout), Q8_0 matrices,
+# F32 norms, F16 embeddings. `tfdebug diff` must match the names and undo the permutation.
+hidden, heads, kv_heads, ffn, vocab = 64, 4, 2, 128, 48
+head_dim = hidden // heads
+
+
+def rope_permute(w, n_head):
+    return w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+hf, export = {}, []
+hf["model.embed_tokens.weight"] = rng.normal(0, 0.02, size=(vocab, hidden)).astype(np.float32)
+export.append(("token_embd.weight", "F16", (vocab, hidden), hf["model.embed_tokens.weight"].astype(np.float16).tobytes()))
+for i in range(2):
+    p = f"model.layers.{i}."
+    mats = {"self_attn.q_proj.weight": ("attn_q.weight", (hidden, hidden), heads),
+            "self_attn.k_proj.weight": ("attn_k.weight", (kv_heads * head_dim, hidden), kv_heads),
+            "self_attn.v_proj.weight": ("attn_v.weight", (kv_heads * head_dim, hidden), 0),
+            "self_attn.o_proj.weight": ("attn_output.weight", (hidden, hidden), 0),
+            "mlp.gate_proj.weight": ("ffn_gate.weight", (ffn, hidden), 0),
+            "mlp.up_proj.weight": ("ffn_up.weight", (ffn, hidden), 0),
+            "mlp.down_proj.weight": ("ffn_down.weight", (hidden, ffn), 0)}
+    for name, (gguf_name, shape, permute_heads) in mats.items():
+        w = rng.normal(0, 1 / np.sqrt(shape[1]), size=shape).astype(np.float32)
+        hf[p + name] = w
+        stored = rope_permute(w, permute_heads) if permute_heads else w
+        export.append((f"blk.{i}.{gguf_name}", "Q8_0", shape, gguf_writer.quantize_q8_0(stored)))
+    for name, gguf_name in (("input_layernorm.weight", "attn_norm.weight"),
+                            ("post_attention_layernorm.weight", "ffn_norm.weight")):
+        hf[p + name] = rng.normal(1, 0.1, size=hidden).astype(np.float32)
+        export.append((f"blk.{i}.{gguf_name}", "F32", (hidden,), hf[p + name].tobytes()))
+hf["model.norm.weight"] = rng.normal(1, 0.1, size=hidden).astype(np.float32)
+export.append(("output_norm.weight", "F32", (hidden,), hf["model.norm.weight"].tobytes()))
+hf["lm_head.weight"] = rng.normal(0, 0.02, size=(vocab, hidden)).astype(np.float32)
+export.append(("output.weight", "F16", (vocab, hidden), hf["lm_head.weight"].astype(np.float16).tobytes()))
+write_safetensors(f"{out}/llama_hf.safetensors", {k: ("F32", v) for k, v in hf.items()})
+gguf_writer.write_gguf(f"{out}/llama_q8.gguf", [
+    ("general.architecture", "string", "llama"), ("llama.block_count", "u32", 2),
+    ("llama.embedding_length", "u32", hidden), ("llama.attention.head_count", "u32", heads),
+    ("llama.attention.head_count_kv", "u32", kv_heads), ("general.file_type", "u32", 7)], export)
+# The same export in F32 with one query value changed at Hugging Face position [5, 7] of layer 0:
+# diff must report exactly that element, in Hugging Face coordinates.
+exact = []
+for name, kind, shape, raw in export:
+    if kind == "Q8_0":
+        hf_name = {"attn_q.weight": "self_attn.q_proj.weight", "attn_k.weight": "self_attn.k_proj.weight",
+                   "attn_v.weight": "self_attn.v_proj.weight", "attn_output.weight": "self_attn.o_proj.weight",
+                   "ffn_gate.weight": "mlp.gate_proj.weight", "ffn_up.weight": "mlp.up_proj.weight",
+                   "ffn_down.weight": "mlp.down_proj.weight"}[name.split(".", 2)[2]]
+        layer = name.split(".")[1]
+        w = hf[f"model.layers.{layer}.{hf_name}"].copy()
+        if name == "blk.0.attn_q.weight":
+            w[5, 7] += 1.0
+        n_head = heads if "attn_q" in name else kv_heads if "attn_k" in name else 0
+        exact.append((name, "F32", shape, (rope_permute(w, n_head) if n_head else w).tobytes()))
+    else:
+        exact.append((name, kind, shape, raw))
+gguf_writer.write_gguf(f"{out}/llama_f32.gguf", [
+    ("general.architecture", "string", "llama"), ("llama.attention.head_count", "u32", heads),
+    ("llama.attention.head_count_kv", "u32", kv_heads)], exact)

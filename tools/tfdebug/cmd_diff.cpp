@@ -9,10 +9,12 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "commands.hpp"
+#include "gguf_names.hpp"
 #include "json_output.hpp"
 #include "model_names.hpp"
 #include "terminal.hpp"
@@ -49,6 +51,70 @@ Tensor dequantized(const QuantizedView& q) {
   return out;
 }
 
+// One side's tensor under the name it is matched by: its own, or the Hugging Face name of a
+// llama.cpp GGUF tensor (with the heads whose query/key row permutation is undone).
+struct Side {
+  const io::NamedTensor* tensor;
+  int permuted_heads = 0;
+};
+
+std::vector<std::pair<std::string, Side>> sides_of(const io::ModelFile& m, bool gguf_names) {
+  std::vector<std::pair<std::string, Side>> out;
+  for (const auto& t : m.tensors()) {
+    std::optional<std::string> hf = gguf_names ? hf_name_of_gguf(t.name) : std::nullopt;
+    out.push_back({hf ? *hf : t.name, {&t, hf ? gguf_permuted_heads(m, t.name) : 0}});
+  }
+  return out;
+}
+
+// Whether the two checkpoints share no name but would through llama.cpp's renaming.
+bool needs_gguf_names(const io::ModelFile& gguf, const io::ModelFile& other) {
+  if (gguf.format() != "gguf" || other.format() == "gguf") return false;
+  std::set<std::string> names;
+  for (const auto& t : other.tensors()) names.insert(t.name);
+  bool any_mapped = false;
+  for (const auto& t : gguf.tensors()) {
+    if (names.contains(t.name)) return false;
+    if (const auto hf = hf_name_of_gguf(t.name)) any_mapped = any_mapped || names.contains(*hf);
+  }
+  return any_mapped;
+}
+
+// The values of a side as a view (a quantised tensor decoded into `storage`), and for a
+// permuted GGUF projection the view that reads its rows in Hugging Face order.
+TensorView values_of(const Side& side, Tensor& storage, bool& contiguous_copy) {
+  const io::NamedTensor& t = *side.tensor;
+  TensorView v = t.view;
+  if (t.quantized) {
+    storage = dequantized(*t.quantized);
+    v = storage.view();
+  }
+  contiguous_copy = false;
+  if (side.permuted_heads == 0) return v;
+  if (!v.is_contiguous()) {
+    storage = Tensor::copy_of(v, DType::f64);
+    v = storage.view();
+  }
+  const std::int64_t heads = side.permuted_heads;
+  const std::int64_t rows = v.shape(0);
+  const std::int64_t cols = v.rank() == 2 ? v.shape(1) : 1;
+  if (v.rank() > 2 || rows % (2 * heads) != 0) return v;  // not the layout the permutation assumes
+  contiguous_copy = true;
+  return TensorView(v.data(), v.dtype(), {heads, rows / heads / 2, 2, cols}).transposed(1, 2);
+}
+
+// The same values in the 4-D [heads, 2, head_dim/2, cols] shape as a permuted GGUF view.
+TensorView as_heads(const TensorView& v, int heads, Tensor& storage) {
+  TensorView c = v;
+  if (!c.is_contiguous()) {
+    storage = Tensor::copy_of(v, DType::f64);
+    c = storage.view();
+  }
+  const std::int64_t rows = c.shape(0);
+  const std::int64_t cols = c.rank() == 2 ? c.shape(1) : 1;
+  return TensorView(c.data(), c.dtype(), {heads, 2, rows / heads / 2, cols});
+}
+
 void run_diff(const DiffArgs& args) {
   if (!(args.rtol >= 0) || !(args.atol >= 0)) throw Error("--rtol and --atol must be non-negative");
   const io::ModelFile a = io::ModelFile::open(args.a);
@@ -56,38 +122,56 @@ void run_diff(const DiffArgs& args) {
   auto wanted = [&](const std::string& name) {
     return args.filter.empty() || fnmatch(args.filter.c_str(), name.c_str(), 0) == 0;
   };
-  std::map<std::string, const io::NamedTensor*> in_b;
-  for (const auto& t : b.tensors()) {
-    if (wanted(t.name)) in_b[t.name] = &t;
+  // A llama.cpp export against its Hugging Face original: match through llama.cpp's names.
+  const bool a_renamed = needs_gguf_names(a, b);
+  const bool b_renamed = needs_gguf_names(b, a);
+  std::map<std::string, Side> in_b;
+  for (const auto& [name, side] : sides_of(b, b_renamed)) {
+    if (wanted(name)) in_b.emplace(name, side);
   }
   std::vector<std::string> missing, extra;
   std::vector<nlohmann::json> shape_changes, dtype_changes;
   std::vector<Changed> compared;
-  for (const auto& t : a.tensors()) {
-    if (!wanted(t.name)) continue;
-    const auto it = in_b.find(t.name);
+  for (const auto& [name, side_a] : sides_of(a, a_renamed)) {
+    if (!wanted(name)) continue;
+    const io::NamedTensor& t = *side_a.tensor;
+    const auto it = in_b.find(name);
     if (it == in_b.end()) {
-      missing.push_back(t.name);
+      missing.push_back(name);
       continue;
     }
-    const io::NamedTensor& tb = *it->second;
+    const Side side_b = it->second;
+    const io::NamedTensor& tb = *side_b.tensor;
     in_b.erase(it);
     if (t.dtype_name() != tb.dtype_name()) {
       dtype_changes.push_back(
-          {{"name", t.name}, {"a", std::string(t.dtype_name())}, {"b", std::string(tb.dtype_name())}});
+          {{"name", name}, {"a", std::string(t.dtype_name())}, {"b", std::string(tb.dtype_name())}});
     }
     if (!std::equal(t.shape().begin(), t.shape().end(), tb.shape().begin(), tb.shape().end())) {
-      shape_changes.push_back({{"name", t.name}, {"a", t.shape()}, {"b", tb.shape()}});
+      shape_changes.push_back({{"name", name}, {"a", t.shape()}, {"b", tb.shape()}});
       continue;
     }
-    // A quantised side is compared by its decoded values (one tensor in memory at a time).
-    const Tensor decoded_a = t.quantized ? dequantized(*t.quantized) : Tensor();
-    const Tensor decoded_b = tb.quantized ? dequantized(*tb.quantized) : Tensor();
-    compared.push_back(
-        {t.name, compare_tensors(t.quantized ? decoded_a.view() : t.view,
-                                 tb.quantized ? decoded_b.view() : tb.view, args.rtol, args.atol)});
+    // Quantised sides are compared by their decoded values (one tensor in memory at a time);
+    // a permuted GGUF projection through a view in Hugging Face row order.
+    Tensor storage_a, storage_b, heads_storage;
+    bool a_heads = false;
+    bool b_heads = false;
+    TensorView va = values_of(side_a, storage_a, a_heads);
+    TensorView vb = values_of(side_b, storage_b, b_heads);
+    if (a_heads != b_heads) {
+      if (a_heads) vb = as_heads(vb, side_a.permuted_heads, heads_storage);
+      if (b_heads) va = as_heads(va, side_b.permuted_heads, heads_storage);
+    }
+    Comparison c = compare_tensors(va, vb, args.rtol, args.atol);
+    if (c.first_mismatch.size() == 4) {  // [head, half, j, col] back to [row, col]
+      const std::int64_t half = va.shape(2);
+      c.first_mismatch = {c.first_mismatch[0] * 2 * half + c.first_mismatch[1] * half + c.first_mismatch[2],
+                          c.first_mismatch[3]};
+      if (t.shape().size() == 1) c.first_mismatch.resize(1);
+    }
+    compared.push_back({name, c});
   }
-  for (const auto& [name, t] : in_b) extra.push_back(name);
+  for (const auto& [name, side] : in_b) extra.push_back(name);
   // Rank by relative L2 change, the largest first, after tensors whose values became non-finite.
   std::vector<const Changed*> ranked;
   ranked.reserve(compared.size());
@@ -118,6 +202,7 @@ void run_diff(const DiffArgs& args) {
                           {"shape_changes", shape_changes},
                           {"dtype_changes", dtype_changes},
                           {"identical", same}};
+    out["renamed"] = a_renamed ? "a" : b_renamed ? "b" : nullptr;
     out["tensors"] = nlohmann::json::array();
     for (const Changed* c : ranked) {
       nlohmann::json j = {{"name", c->name},
@@ -143,6 +228,12 @@ void run_diff(const DiffArgs& args) {
     const bool colour = use_colour(stdout);
     std::printf("%s\n%s\n", paint("a: " + args.a, Tone::bold, colour).c_str(),
                 paint("b: " + args.b, Tone::bold, colour).c_str());
+    if (a_renamed || b_renamed) {
+      std::printf(
+          "%s's llama.cpp names matched to Hugging Face names (blk.N.attn_q.weight = "
+          "model.layers.N.self_attn.q_proj.weight, ...); query/key rows compared in Hugging Face order\n",
+          a_renamed ? "a" : "b");
+    }
     std::printf(
         "%zu tensors compared, %zu not allclose (rtol %g, atol %g); %zu only in a, %zu only in b, "
         "%zu shape changes, %zu dtype changes\n",
@@ -156,15 +247,25 @@ void run_diff(const DiffArgs& args) {
       std::printf("  %s %s: %s -> %s\n", paint("~ shape", Tone::bad, colour).c_str(),
                   s["name"].get<std::string>().c_str(), s["a"].dump().c_str(), s["b"].dump().c_str());
     }
-    for (const auto& s : dtype_changes) {
-      std::printf("  ~ dtype %s: %s -> %s\n", s["name"].get<std::string>().c_str(),
-                  s["a"].get<std::string>().c_str(), s["b"].get<std::string>().c_str());
+    if (dtype_changes.size() <= 8) {
+      for (const auto& s : dtype_changes) {
+        std::printf("  ~ dtype %s: %s -> %s\n", s["name"].get<std::string>().c_str(),
+                    s["a"].get<std::string>().c_str(), s["b"].get<std::string>().c_str());
+      }
+    } else {  // a whole-model conversion: one line per kind of change (--json lists each)
+      std::map<std::string, int> kinds;
+      for (const auto& s : dtype_changes)
+        ++kinds[s["a"].get<std::string>() + " -> " + s["b"].get<std::string>()];
+      for (const auto& [kind, n] : kinds) std::printf("  ~ dtype %s: %d tensors\n", kind.c_str(), n);
     }
     if (!ranked.empty()) {
-      std::printf("\n  %-36s %9s %10s %12s %12s %10s %12s  %s\n", "changed most first", "allclose",
+      int width = 20;
+      for (const Changed* c : ranked)
+        width = std::max(width, static_cast<int>(std::min<std::size_t>(60, c->name.size())));
+      std::printf("\n  %-*s %9s %10s %12s %12s %10s %12s  %s\n", width, "changed most first", "allclose",
                   "non-finite", "max |a-b|", "max rel", "cosine", "rel L2", "first diff");
       for (const Changed* c : ranked) {
-        std::printf("  %-36s %9s %10s %12s %12s %10s %12s  %s\n", c->name.c_str(),
+        std::printf("  %-*s %9s %10s %12s %12s %10s %12s  %s\n", width, c->name.c_str(),
                     c->c.allclose ? "yes" : "NO",
                     c->c.finiteness_changes ? format_count(c->c.finiteness_changes).c_str() : "-",
                     format_number(c->c.max_abs_diff).c_str(), format_number(c->c.max_rel_diff).c_str(),
