@@ -202,7 +202,7 @@ void run_diff(const DiffArgs& args) {
                           {"shape_changes", shape_changes},
                           {"dtype_changes", dtype_changes},
                           {"identical", same}};
-    out["renamed"] = a_renamed ? "a" : b_renamed ? "b" : nullptr;
+    out["renamed"] = a_renamed ? nlohmann::json("a") : b_renamed ? nlohmann::json("b") : nlohmann::json(nullptr);
     out["tensors"] = nlohmann::json::array();
     for (const Changed* c : ranked) {
       nlohmann::json j = {{"name", c->name},
