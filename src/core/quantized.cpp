@@ -44,48 +44,27 @@ void q8_0(const std::byte* b, float* y) noexcept {
   for (int j = 0; j < 32; ++j) y[j] = static_cast<float>(q[j]) * d;
 }
 
-void q4_0(const std::byte* b, float* y) noexcept {
+// The 32-value formats q4_0, q4_1, q5_0 and q5_1: d, then m (kMin), then the fifth bits
+// (kFifthBit: value j's is bit j of the u32 qh), then 16 bytes of nibbles (value j: low nibble
+// of q[j]; value j+16: high nibble). Without a minimum the values are centred: q - 8 or q - 16.
+template <bool kMin, bool kFifthBit>
+void legacy_quant(const std::byte* b, float* y) noexcept {
   const float d = half_at(b);
-  const std::uint8_t* q = bytes_at(b + 2);
-  for (int j = 0; j < 16; ++j) {
-    y[j] = static_cast<float>((q[j] & 0x0F) - 8) * d;
-    y[j + 16] = static_cast<float>((q[j] >> 4) - 8) * d;
-  }
-}
-
-void q4_1(const std::byte* b, float* y) noexcept {
-  const float d = half_at(b);
-  const float m = half_at(b + 2);
-  const std::uint8_t* q = bytes_at(b + 4);
-  for (int j = 0; j < 16; ++j) {
-    y[j] = static_cast<float>(q[j] & 0x0F) * d + m;
-    y[j + 16] = static_cast<float>(q[j] >> 4) * d + m;
-  }
-}
-
-// The fifth bits: value j's is bit j of qh, value j+16's is bit j+16.
-void q5_0(const std::byte* b, float* y) noexcept {
-  const float d = half_at(b);
-  const std::uint32_t qh = u32_at(b + 2);
-  const std::uint8_t* q = bytes_at(b + 6);
+  const float m = kMin ? half_at(b + 2) : 0.0f;
+  const std::byte* after = b + (kMin ? 4 : 2);
+  const std::uint32_t qh = kFifthBit ? u32_at(after) : 0;
+  const std::uint8_t* q = bytes_at(after + (kFifthBit ? 4 : 0));
+  constexpr int kCentre = kMin ? 0 : (kFifthBit ? 16 : 8);
   for (int j = 0; j < 16; ++j) {
     const int lo = (q[j] & 0x0F) | static_cast<int>(((qh >> j) & 1u) << 4);
     const int hi = (q[j] >> 4) | static_cast<int>(((qh >> (j + 16)) & 1u) << 4);
-    y[j] = static_cast<float>(lo - 16) * d;
-    y[j + 16] = static_cast<float>(hi - 16) * d;
-  }
-}
-
-void q5_1(const std::byte* b, float* y) noexcept {
-  const float d = half_at(b);
-  const float m = half_at(b + 2);
-  const std::uint32_t qh = u32_at(b + 4);
-  const std::uint8_t* q = bytes_at(b + 8);
-  for (int j = 0; j < 16; ++j) {
-    const int lo = (q[j] & 0x0F) | static_cast<int>(((qh >> j) & 1u) << 4);
-    const int hi = (q[j] >> 4) | static_cast<int>(((qh >> (j + 16)) & 1u) << 4);
-    y[j] = static_cast<float>(lo) * d + m;
-    y[j + 16] = static_cast<float>(hi) * d + m;
+    if constexpr (kMin) {
+      y[j] = static_cast<float>(lo) * d + m;
+      y[j + 16] = static_cast<float>(hi) * d + m;
+    } else {
+      y[j] = static_cast<float>(lo - kCentre) * d;
+      y[j + 16] = static_cast<float>(hi - kCentre) * d;
+    }
   }
 }
 
@@ -102,33 +81,16 @@ void k4_scale_min(int i, const std::uint8_t* s, int& scale, int& min) noexcept {
   }
 }
 
-// Four groups of 64 values; each group's 32 bytes give its first 32 values (low nibbles, with
-// pair 2g) and its next 32 (high nibbles, pair 2g+1).
-void q4_k(const std::byte* b, float* y) noexcept {
-  const float d = half_at(b);
-  const float dmin = half_at(b + 2);
-  const std::uint8_t* scales = bytes_at(b + 4);
-  const std::uint8_t* q = bytes_at(b + 16);
-  for (int g = 0; g < 4; ++g, q += 32, y += 64) {
-    int sc = 0;
-    int mn = 0;
-    k4_scale_min(2 * g, scales, sc, mn);
-    const float d1 = d * static_cast<float>(sc);
-    const float m1 = dmin * static_cast<float>(mn);
-    k4_scale_min(2 * g + 1, scales, sc, mn);
-    const float d2 = d * static_cast<float>(sc);
-    const float m2 = dmin * static_cast<float>(mn);
-    for (int l = 0; l < 32; ++l) y[l] = d1 * static_cast<float>(q[l] & 0x0F) - m1;
-    for (int l = 0; l < 32; ++l) y[32 + l] = d2 * static_cast<float>(q[l] >> 4) - m2;
-  }
-}
-
-void q5_k(const std::byte* b, float* y) noexcept {
+// Four groups of 64 values; each group's 32 bytes of q give its first 32 values (low nibbles,
+// pair 2g) and its next 32 (high nibbles, pair 2g+1). q5_k adds a fifth bit from qh[32]:
+// bit 2g of qh[l] for value l of the first half, bit 2g+1 for the second.
+template <bool kFifthBit>
+void k_quant(const std::byte* b, float* y) noexcept {
   const float d = half_at(b);
   const float dmin = half_at(b + 2);
   const std::uint8_t* scales = bytes_at(b + 4);
   const std::uint8_t* qh = bytes_at(b + 16);
-  const std::uint8_t* q = bytes_at(b + 48);
+  const std::uint8_t* q = bytes_at(b + (kFifthBit ? 48 : 16));
   for (int g = 0; g < 4; ++g, q += 32, y += 64) {
     int sc = 0;
     int mn = 0;
@@ -139,8 +101,14 @@ void q5_k(const std::byte* b, float* y) noexcept {
     const float d2 = d * static_cast<float>(sc);
     const float m2 = dmin * static_cast<float>(mn);
     for (int l = 0; l < 32; ++l) {
-      y[l] = d1 * static_cast<float>((q[l] & 0x0F) | (((qh[l] >> (2 * g)) & 1) << 4)) - m1;
-      y[32 + l] = d2 * static_cast<float>((q[l] >> 4) | (((qh[l] >> (2 * g + 1)) & 1) << 4)) - m2;
+      int lo = q[l] & 0x0F;
+      int hi = q[l] >> 4;
+      if constexpr (kFifthBit) {
+        lo |= ((qh[l] >> (2 * g)) & 1) << 4;
+        hi |= ((qh[l] >> (2 * g + 1)) & 1) << 4;
+      }
+      y[l] = d1 * static_cast<float>(lo) - m1;
+      y[32 + l] = d2 * static_cast<float>(hi) - m2;
     }
   }
 }
@@ -216,19 +184,19 @@ void dequantize(BlockFormat format, const std::byte* data, std::int64_t blocks, 
   const int n = info.block_elements;
   switch (format) {
     case BlockFormat::q4_0:
-      return decode_blocks<q4_0>(data, blocks, in, n, out);
+      return decode_blocks<legacy_quant<false, false>>(data, blocks, in, n, out);
     case BlockFormat::q4_1:
-      return decode_blocks<q4_1>(data, blocks, in, n, out);
+      return decode_blocks<legacy_quant<true, false>>(data, blocks, in, n, out);
     case BlockFormat::q5_0:
-      return decode_blocks<q5_0>(data, blocks, in, n, out);
+      return decode_blocks<legacy_quant<false, true>>(data, blocks, in, n, out);
     case BlockFormat::q5_1:
-      return decode_blocks<q5_1>(data, blocks, in, n, out);
+      return decode_blocks<legacy_quant<true, true>>(data, blocks, in, n, out);
     case BlockFormat::q8_0:
       return decode_blocks<q8_0>(data, blocks, in, n, out);
     case BlockFormat::q4_k:
-      return decode_blocks<q4_k>(data, blocks, in, n, out);
+      return decode_blocks<k_quant<false>>(data, blocks, in, n, out);
     case BlockFormat::q5_k:
-      return decode_blocks<q5_k>(data, blocks, in, n, out);
+      return decode_blocks<k_quant<true>>(data, blocks, in, n, out);
     case BlockFormat::q6_k:
       return decode_blocks<q6_k>(data, blocks, in, n, out);
   }

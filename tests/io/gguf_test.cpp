@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "fixtures.hpp"
 #include "readers.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/core/stats.hpp"
@@ -16,17 +17,8 @@
 namespace tfdebug::io {
 namespace {
 
-std::string fixture(const std::string& name) {
-  const char* dir = std::getenv("TFDEBUG_IO_FIXTURES");
-  return std::string(dir != nullptr ? dir : "tests/io/fixtures") + "/" + name;
-}
-
-const NamedTensor& find(const ModelFile& m, const std::string& name) {
-  for (const auto& t : m.tensors()) {
-    if (t.name == name) return t;
-  }
-  throw std::runtime_error("no tensor " + name);
-}
+using test_support::find;
+using test_support::fixture;
 
 TEST(Gguf, MetadataOfEveryValueType) {
   const ModelFile m = ModelFile::open(fixture("quantized.gguf"));
