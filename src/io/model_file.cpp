@@ -33,7 +33,7 @@ Format sniff(std::span<const std::byte> bytes) {
   if (bytes.size() >= 6 && std::memcmp(bytes.data(), kNpy, 6) == 0) return Format::npy;
   if (bytes.size() >= 4 &&
       (std::memcmp(bytes.data(), "PK\x03\x04", 4) == 0 || std::memcmp(bytes.data(), "PK\x05\x06", 4) == 0)) {
-    return Format::npz;
+    return is_pytorch_zip(bytes) ? Format::pytorch : Format::npz;
   }
   if (bytes.size() >= 9 && static_cast<char>(bytes[8]) == '{') return Format::safetensors;
   // A JSON document with a weight_map: a sharded safetensors index.
@@ -55,9 +55,18 @@ namespace fs = std::filesystem;
 
 const char* describe_unknown(std::span<const std::byte> bytes) {
   if (bytes.size() >= 4 && std::memcmp(bytes.data(), "GGUF", 4) == 0) {
-    return "a GGUF file; tfdebug reads safetensors, .npy and .npz files";
+    return "a GGUF file; tfdebug reads safetensors, .npy, .npz and PyTorch (torch.save) files";
   }
-  return "not a format tfdebug recognises (it reads safetensors, sharded safetensors indexes, .npy and .npz)";
+  // torch.save before PyTorch 1.6 (or with _use_new_zipfile_serialization=False): a pickle
+  // (protocol 2) that starts with LONG1 of torch's magic number 0x1950a86a20f9469cfc6c.
+  static constexpr unsigned char kLegacyTorch[] = {0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c,
+                                                   0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19};
+  if (bytes.size() >= sizeof kLegacyTorch && std::memcmp(bytes.data(), kLegacyTorch, sizeof kLegacyTorch) == 0) {
+    return "a legacy PyTorch checkpoint (torch.save before 1.6, or _use_new_zipfile_serialization=False), "
+           "which tfdebug does not read; re-save it with torch.save in PyTorch >= 1.6";
+  }
+  return "not a format tfdebug recognises (it reads safetensors, sharded safetensors indexes, .npy, .npz and "
+         "PyTorch torch.save files)";
 }
 
 class Builder {
@@ -81,6 +90,10 @@ class Builder {
       case detail::Format::npz:
         detail::read_npz(path, bytes, tensors, storage_.owned);
         formats.insert("npz");
+        break;
+      case detail::Format::pytorch:
+        detail::read_pytorch(path, bytes, tensors, meta, storage_.owned);
+        formats.insert("pytorch");
         break;
       case detail::Format::safetensors_index:
         add_index(path, bytes, tensors, meta, formats, files);

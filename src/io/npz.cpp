@@ -15,20 +15,15 @@ void read_npz(const std::string& origin, std::span<const std::byte> bytes, std::
               OwnedBuffers& owned) {
   const ZipArchive zip(origin, bytes);
   std::size_t arrays = 0;
-  bool pickle = false;
   for (const ZipEntry& e : zip.entries()) {
     const std::string_view name(e.name);
-    if (name.ends_with("data.pkl")) pickle = true;
     if (!name.ends_with(".npy")) continue;
     const std::string entry = origin + ":" + e.name;
     const std::span<const std::byte> npy = zip.read(e, owned);
     read_npy(entry, std::string(name.substr(0, name.size() - 4)), npy, out, owned);
     ++arrays;
   }
-  if (arrays == 0) {
-    fail(origin, pickle ? "a PyTorch zip checkpoint (data.pkl); tfdebug reads safetensors, .npy and .npz"
-                        : "a ZIP archive with no .npy entry");
-  }
+  if (arrays == 0) fail(origin, "a ZIP archive with no .npy entry");
 }
 
 }  // namespace tfdebug::io::detail
