@@ -435,6 +435,11 @@ TEST(PyTorchBytes, LyingArchives) {
   flipped[flipped.find("archive/data/0") + 14] = '\x01';
   expect_error(flipped, "CRC-32 mismatch");
   expect_error(zip({{"archive/version", "3\n"}}), "no <archive>/data.pkl");
+  expect_error(zip({{"archive/data.pkl", dict_of("w", tensor(6, 0, {6}, {1}))},
+                    {"archive/data/0", floats(6)},
+                    {"archive/byteorder", "big"}}),
+               "byteorder is 'big'; tfdebug reads little-endian checkpoints");
+  expect_error(zip({{"archive/data.pkl", "\x80\x02}."}, {"archive/data.pkl", "\x80\x02}."}}), "two ZIP entries");
 }
 
 TEST(PyTorchBytes, StorageTooSmallForTheView) {
