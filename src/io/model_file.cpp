@@ -61,7 +61,8 @@ const char* describe_unknown(std::span<const std::byte> bytes) {
   // (protocol 2) that starts with LONG1 of torch's magic number 0x1950a86a20f9469cfc6c.
   static constexpr unsigned char kLegacyTorch[] = {0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c,
                                                    0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19};
-  if (bytes.size() >= sizeof kLegacyTorch && std::memcmp(bytes.data(), kLegacyTorch, sizeof kLegacyTorch) == 0) {
+  if (bytes.size() >= sizeof kLegacyTorch &&
+      std::memcmp(bytes.data(), kLegacyTorch, sizeof kLegacyTorch) == 0) {
     return "a legacy PyTorch checkpoint (torch.save before 1.6, or _use_new_zipfile_serialization=False), "
            "which tfdebug does not read; re-save it with torch.save in PyTorch >= 1.6";
   }

@@ -101,7 +101,8 @@ std::string Unpickler::read_line(const char* what) {
   if (pos_ == bytes_.size()) fail(std::string(what) + " has no end of line");
   std::string line(reinterpret_cast<const char*>(bytes_.data() + start), pos_ - start);
   ++pos_;
-  if (!valid_utf8(std::as_bytes(std::span(line.data(), line.size())))) fail(std::string(what) + " is not UTF-8");
+  if (!valid_utf8(std::as_bytes(std::span(line.data(), line.size()))))
+    fail(std::string(what) + " is not UTF-8");
   return line;
 }
 
@@ -172,7 +173,7 @@ Value& Unpickler::load() {
       case 'N':
         push(make(Kind::none));
         break;
-      case 0x88:  // NEWTRUE
+      case 0x88:    // NEWTRUE
       case 0x89: {  // NEWFALSE
         Value* v = make(Kind::boolean);
         v->boolean = op == 0x88;
@@ -185,14 +186,14 @@ Value& Unpickler::load() {
         push(v);
         break;
       }
-      case 'K':  // BININT1
+      case 'K':    // BININT1
       case 'M': {  // BININT2
         Value* v = make(Kind::integer);
         v->integer = static_cast<std::int64_t>(read_le(op == 'K' ? 1 : 2));
         push(v);
         break;
       }
-      case 0x8a:  // LONG1
+      case 0x8a:    // LONG1
       case 0x8b: {  // LONG4
         const std::uint64_t n = read_le(op == 0x8a ? 1 : 4);
         if (n > 8) fail("an integer of " + std::to_string(n) + " bytes does not fit in 64 bits");
@@ -249,8 +250,8 @@ Value& Unpickler::load() {
         push(v);
         break;
       }
-      case 0x85:  // TUPLE1
-      case 0x86:  // TUPLE2
+      case 0x85:    // TUPLE1
+      case 0x86:    // TUPLE2
       case 0x87: {  // TUPLE3
         const std::size_t n = op - 0x84U;
         Value* v = make(Kind::tuple);
@@ -312,7 +313,7 @@ Value& Unpickler::load() {
         memo_[memo_.size()] = v;
         break;
       }
-      case 'h':  // BINGET
+      case 'h':    // BINGET
       case 'j': {  // LONG_BINGET
         const std::uint64_t key = read_le(op == 'h' ? 1 : 4);
         const auto it = memo_.find(key);
@@ -332,14 +333,15 @@ Value& Unpickler::load() {
       case 0x93: {  // STACK_GLOBAL
         Value* name = pop();
         Value* module = pop();
-        if (module->kind != Kind::string || name->kind != Kind::string) fail("STACK_GLOBAL needs two strings");
+        if (module->kind != Kind::string || name->kind != Kind::string)
+          fail("STACK_GLOBAL needs two strings");
         hooks_.global(module->text, name->text);
         Value* v = make(Kind::global);
         v->text = module->text + "." + name->text;
         push(v);
         break;
       }
-      case 'R':  // REDUCE
+      case 'R':     // REDUCE
       case 0x81: {  // NEWOBJ
         Value* args = pop();
         Value* callable = pop();

@@ -36,9 +36,9 @@ struct StorageType {
   DType dtype;
 };
 constexpr StorageType kStorageTypes[] = {
-    {"FloatStorage", DType::f32}, {"HalfStorage", DType::f16},    {"BFloat16Storage", DType::bf16},
-    {"DoubleStorage", DType::f64}, {"LongStorage", DType::i64},   {"IntStorage", DType::i32},
-    {"ShortStorage", DType::i16}, {"CharStorage", DType::i8},     {"ByteStorage", DType::u8},
+    {"FloatStorage", DType::f32},    {"HalfStorage", DType::f16}, {"BFloat16Storage", DType::bf16},
+    {"DoubleStorage", DType::f64},   {"LongStorage", DType::i64}, {"IntStorage", DType::i32},
+    {"ShortStorage", DType::i16},    {"CharStorage", DType::i8},  {"ByteStorage", DType::u8},
     {"BoolStorage", DType::boolean},
 };
 
@@ -80,16 +80,19 @@ class TorchHooks final : public pickle::Hooks {
       return;
     }
     if (full == "torch._utils._rebuild_qtensor") {
-      throw Error(where_ + ": holds a quantized tensor (torch._utils._rebuild_qtensor); tfdebug reads dense "
-                           "f64 f32 f16 bf16 i64 i32 i16 i8 u8 bool tensors");
+      throw Error(where_ +
+                  ": holds a quantized tensor (torch._utils._rebuild_qtensor); tfdebug reads dense "
+                  "f64 f32 f16 bf16 i64 i32 i16 i8 u8 bool tensors");
     }
     if (module == "torch" && name.ends_with("Storage")) {
-      throw Error(where_ + ": holds a " + full +
-                  ", a storage type tfdebug does not read (it reads Float Half BFloat16 Double Long Int Short "
-                  "Char Byte Bool storages)");
+      throw Error(
+          where_ + ": holds a " + full +
+          ", a storage type tfdebug does not read (it reads Float Half BFloat16 Double Long Int Short "
+          "Char Byte Bool storages)");
     }
-    throw Error(where_ + ": calls " + full + ", which tfdebug does not run (it reads the tensors, dicts, lists "
-                                             "and plain values of torch.save checkpoints)");
+    throw Error(where_ + ": calls " + full +
+                ", which tfdebug does not run (it reads the tensors, dicts, lists "
+                "and plain values of torch.save checkpoints)");
   }
 
   Value* call(pickle::Unpickler& u, const Value& callable, const Value& args) override {
@@ -128,9 +131,9 @@ class TorchHooks final : public pickle::Hooks {
     const ZipEntry* entry = zip_.find(prefix_ + "data/" + key);
     if (entry == nullptr) u.fail("storage '" + key + "' has no entry " + prefix_ + "data/" + key);
     if (entry->uncompressed_size != nbytes) {
-      u.fail("storage '" + key + "' holds " + std::to_string(numel) + " " + std::string(dtype_name(type->dtype)) +
-             " elements (" + std::to_string(nbytes) + " bytes), but its entry has " +
-             std::to_string(entry->uncompressed_size) + " bytes");
+      u.fail("storage '" + key + "' holds " + std::to_string(numel) + " " +
+             std::string(dtype_name(type->dtype)) + " elements (" + std::to_string(nbytes) +
+             " bytes), but its entry has " + std::to_string(entry->uncompressed_size) + " bytes");
     }
     auto cached = read_.find(key);
     if (cached == read_.end()) cached = read_.emplace(key, zip_.read(*entry, owned_)).first;
@@ -156,14 +159,16 @@ class TorchHooks final : public pickle::Hooks {
   Value* rebuild_tensor(pickle::Unpickler& u, const Value& args) {
     const auto& a = args.items;
     std::vector<std::int64_t> sizes, strides;
-    if ((a.size() != 6 && a.size() != 7) || a[0]->kind != Kind::external || externals_[a[0]->handle].is_tensor ||
-        a[1]->kind != Kind::integer || !int_tuple(*a[2], sizes) || !int_tuple(*a[3], strides)) {
+    if ((a.size() != 6 && a.size() != 7) || a[0]->kind != Kind::external ||
+        externals_[a[0]->handle].is_tensor || a[1]->kind != Kind::integer || !int_tuple(*a[2], sizes) ||
+        !int_tuple(*a[3], strides)) {
       u.fail(std::string(kRebuildTensor) + " needs (storage, offset, sizes, strides, requires_grad, hooks)");
     }
     const External storage = externals_[a[0]->handle];
     const std::int64_t offset = a[1]->integer;
-    if (sizes.size() != strides.size()) u.fail("a tensor has " + std::to_string(sizes.size()) + " sizes and " +
-                                                std::to_string(strides.size()) + " strides");
+    if (sizes.size() != strides.size())
+      u.fail("a tensor has " + std::to_string(sizes.size()) + " sizes and " + std::to_string(strides.size()) +
+             " strides");
     if (sizes.size() > static_cast<std::size_t>(kMaxRank)) {
       u.fail("a tensor has " + std::to_string(sizes.size()) + " dimensions; tfdebug reads up to " +
              std::to_string(kMaxRank));
@@ -181,7 +186,8 @@ class TorchHooks final : public pickle::Hooks {
       u.fail("a tensor view (offset " + std::to_string(offset) + ", sizes " + std::to_string(sizes.size()) +
              "-d) reaches past its storage of " + std::to_string(storage.numel) + " elements");
     }
-    const std::byte* data = storage.data.data() + static_cast<std::size_t>(offset) * dtype_size(storage.dtype);
+    const std::byte* data =
+        storage.data.data() + static_cast<std::size_t>(offset) * dtype_size(storage.dtype);
     Value* v = u.make(Kind::external);
     v->handle = externals_.size();
     externals_.push_back({true, storage.dtype, {}, 0, TensorView(data, storage.dtype, sizes, strides)});
@@ -204,7 +210,8 @@ class Flattener {
 
   void walk(const Value& v, const std::string& name, int depth) {
     if (depth > kMaxDepth) {
-      fail(origin_, "'" + name + "' is nested deeper than " + std::to_string(kMaxDepth) + " levels (or is a cycle)");
+      fail(origin_,
+           "'" + name + "' is nested deeper than " + std::to_string(kMaxDepth) + " levels (or is a cycle)");
     }
     const auto child = [&](const std::string& key) { return name.empty() ? key : name + "." + key; };
     switch (v.kind) {
@@ -228,7 +235,8 @@ class Flattener {
         return;
       case Kind::list:
       case Kind::tuple:
-        for (std::size_t i = 0; i < v.items.size(); ++i) walk(*v.items[i], child(std::to_string(i)), depth + 1);
+        for (std::size_t i = 0; i < v.items.size(); ++i)
+          walk(*v.items[i], child(std::to_string(i)), depth + 1);
         return;
       case Kind::integer:
         scalar(name, std::to_string(v.integer));
@@ -285,12 +293,14 @@ void read_pytorch(const std::string& origin, std::span<const std::byte> bytes, s
   const ZipEntry* pkl = nullptr;
   for (const ZipEntry& e : zip.entries()) {
     if (e.name.ends_with("/constants.pkl") || e.name.find("/code/") != std::string::npos) {
-      fail(origin, "a TorchScript archive (torch.jit.save); tfdebug reads torch.save checkpoints: save "
-                   "module.state_dict() with torch.save");
+      fail(origin,
+           "a TorchScript archive (torch.jit.save); tfdebug reads torch.save checkpoints: save "
+           "module.state_dict() with torch.save");
     }
     const bool is_pickle = e.name == "data.pkl" || e.name.ends_with("/data.pkl");
     // The archive's own data.pkl sits at the top: "data.pkl" or "<archive>/data.pkl".
-    if (is_pickle && e.name.find('/') == e.name.rfind('/') && (pkl == nullptr || e.name.size() < pkl->name.size())) {
+    if (is_pickle && e.name.find('/') == e.name.rfind('/') &&
+        (pkl == nullptr || e.name.size() < pkl->name.size())) {
       pkl = &e;
     }
   }

@@ -70,7 +70,8 @@ ZipArchive::ZipArchive(std::string origin, std::span<const std::byte> bytes)
     const std::size_t locator = eocd - kZip64LocatorSize;
     const std::uint64_t record = le(bytes, locator + 8, 8);
     if (record > locator || locator - record < kZip64EocdSize) {
-      fail(origin_, "ZIP64 end-of-central-directory offset " + std::to_string(record) + " is outside the file");
+      fail(origin_,
+           "ZIP64 end-of-central-directory offset " + std::to_string(record) + " is outside the file");
     }
     if (le(bytes, std::size_t(record), 4) != kZip64Eocd) {
       fail(origin_, "no ZIP64 end-of-central-directory record at offset " + std::to_string(record));
@@ -144,13 +145,15 @@ ZipArchive::ZipArchive(std::string origin, std::span<const std::byte> bytes)
       fail(entry, "claims " + std::to_string(e.uncompressed_size) + " bytes from " +
                       std::to_string(e.compressed_size) + " compressed bytes, more than deflate can produce");
     }
-    if (local > cd_offset || cd_offset - local < kLocalSize || le(bytes, std::size_t(local), 4) != kLocalHeader) {
+    if (local > cd_offset || cd_offset - local < kLocalSize ||
+        le(bytes, std::size_t(local), 4) != kLocalHeader) {
       fail(entry, "no local header at offset " + std::to_string(local));
     }
     const std::size_t lh = static_cast<std::size_t>(local);
     const std::size_t local_name = le(bytes, lh + 26, 2);
     const std::size_t local_extra = le(bytes, lh + 28, 2);
-    if (le(bytes, lh + 8, 2) != e.method) fail(entry, "local header and central directory disagree on the method");
+    if (le(bytes, lh + 8, 2) != e.method)
+      fail(entry, "local header and central directory disagree on the method");
     e.data_offset = local + kLocalSize + local_name + local_extra;
     if (e.data_offset > cd_offset || e.compressed_size > cd_offset - e.data_offset) {
       fail(entry, "data (offset " + std::to_string(e.data_offset) + ", " + std::to_string(e.compressed_size) +
@@ -175,13 +178,14 @@ const ZipEntry* ZipArchive::find(std::string_view name) const noexcept {
 
 std::span<const std::byte> ZipArchive::stored(const ZipEntry& entry) const {
   if (entry.method != 0) fail(origin_ + ":" + entry.name, "entry is compressed; expected it stored");
-  return bytes_.subspan(static_cast<std::size_t>(entry.data_offset), static_cast<std::size_t>(entry.compressed_size));
+  return bytes_.subspan(static_cast<std::size_t>(entry.data_offset),
+                        static_cast<std::size_t>(entry.compressed_size));
 }
 
 std::span<const std::byte> ZipArchive::read(const ZipEntry& entry, OwnedBuffers& owned) const {
   const std::string where = origin_ + ":" + entry.name;
-  const std::span<const std::byte> raw =
-      bytes_.subspan(static_cast<std::size_t>(entry.data_offset), static_cast<std::size_t>(entry.compressed_size));
+  const std::span<const std::byte> raw = bytes_.subspan(static_cast<std::size_t>(entry.data_offset),
+                                                        static_cast<std::size_t>(entry.compressed_size));
   std::span<const std::byte> data = raw;
   if (entry.method == 8) {
     std::vector<std::byte>& out = owned.emplace_back(static_cast<std::size_t>(entry.uncompressed_size));
@@ -206,7 +210,8 @@ std::span<const std::byte> ZipArchive::read(const ZipEntry& entry, OwnedBuffers&
       const std::size_t produced = (to_spare ? 1U : out_now) - z.avail_out;
       if (to_spare && produced != 0) {
         inflateEnd(&z);
-        fail(where, "entry inflates to more than its stated " + std::to_string(entry.uncompressed_size) + " bytes");
+        fail(where,
+             "entry inflates to more than its stated " + std::to_string(entry.uncompressed_size) + " bytes");
       }
       in_done += in_now - z.avail_in;
       out_done += produced;

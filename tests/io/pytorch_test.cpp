@@ -79,8 +79,8 @@ std::int64_t total_params(const ModelFile& m) {
 }
 
 TEST(PyTorch, EveryFixtureMatchesWhatTorchWrote) {
-  for (const char* file : {"model.pt", "pytorch_model.bin", "transposed.pt", "offsets.pt", "tied.pt", "dtypes.pt",
-                           "parameter.pt", "nested.pt"}) {
+  for (const char* file : {"model.pt", "pytorch_model.bin", "transposed.pt", "offsets.pt", "tied.pt",
+                           "dtypes.pt", "parameter.pt", "nested.pt"}) {
     expect_matches_torch(file);
   }
 }
@@ -103,8 +103,8 @@ TEST(PyTorch, StateDictOfASmallModel) {
 TEST(PyTorch, EveryStorageDtype) {
   const ModelFile m = ModelFile::open(torch_fixture("dtypes.pt"));
   const std::map<std::string, DType> expected = {
-      {"f64", DType::f64}, {"f32", DType::f32}, {"f16", DType::f16}, {"bf16", DType::bf16},
-      {"i64", DType::i64}, {"i32", DType::i32}, {"i16", DType::i16}, {"i8", DType::i8},
+      {"f64", DType::f64}, {"f32", DType::f32},     {"f16", DType::f16}, {"bf16", DType::bf16},
+      {"i64", DType::i64}, {"i32", DType::i32},     {"i16", DType::i16}, {"i8", DType::i8},
       {"u8", DType::u8},   {"bool", DType::boolean}};
   for (const auto& [name, dtype] : expected) {
     SCOPED_TRACE(name);
@@ -217,8 +217,10 @@ TEST(PyTorch, RefusesWhatItDoesNotRead) {
   expect_open_error(torch_fixture("legacy.pt"), "a legacy PyTorch checkpoint (torch.save before 1.6");
   expect_open_error(torch_fixture("torchscript.pt"), "a TorchScript archive (torch.jit.save)");
   // os.system pickles as posix.system on Linux: named, never run.
-  expect_open_error(torch_fixture("forbidden.pt"), "data.pkl: calls posix.system, which tfdebug does not run");
-  expect_open_error(torch_fixture("quantized.pt"), "holds a quantized tensor (torch._utils._rebuild_qtensor)");
+  expect_open_error(torch_fixture("forbidden.pt"),
+                    "data.pkl: calls posix.system, which tfdebug does not run");
+  expect_open_error(torch_fixture("quantized.pt"),
+                    "holds a quantized tensor (torch._utils._rebuild_qtensor)");
 }
 
 // ---- Hand-built archives and pickles -------------------------------------------------------
@@ -337,12 +339,15 @@ std::string ints(const std::vector<std::int64_t>& v) {
 // REDUCE(_rebuild_tensor_v2, (storage 'key' of `numel` floats, offset, sizes, strides, False, {}))
 std::string tensor(std::int64_t numel, std::int64_t offset, const std::vector<std::int64_t>& sizes,
                    const std::vector<std::int64_t>& strides, const std::string& key = "0") {
-  return "ctorch._utils\n_rebuild_tensor_v2\n((" + str("storage") + "ctorch\nFloatStorage\n" + str(key) + str("cpu") +
-         integer(numel) + "tQ" + integer(offset) + ints(sizes) + ints(strides) +
-         "\x89" "ccollections\nOrderedDict\n)RtR";
+  return "ctorch._utils\n_rebuild_tensor_v2\n((" + str("storage") + "ctorch\nFloatStorage\n" + str(key) +
+         str("cpu") + integer(numel) + "tQ" + integer(offset) + ints(sizes) + ints(strides) +
+         "\x89"
+         "ccollections\nOrderedDict\n)RtR";
 }
 
-std::string floats(std::size_t n) { return std::string(n * 4, '\0'); }
+std::string floats(std::size_t n) {
+  return std::string(n * 4, '\0');
+}
 
 std::string checkpoint(const std::string& pickle, const std::string& storage = floats(6)) {
   return zip({{"archive/data.pkl", pickle}, {"archive/data/0", storage}, {"archive/version", "3\n"}});
@@ -439,11 +444,13 @@ TEST(PyTorchBytes, LyingArchives) {
                     {"archive/data/0", floats(6)},
                     {"archive/byteorder", "big"}}),
                "byteorder is 'big'; tfdebug reads little-endian checkpoints");
-  expect_error(zip({{"archive/data.pkl", "\x80\x02}."}, {"archive/data.pkl", "\x80\x02}."}}), "two ZIP entries");
+  expect_error(zip({{"archive/data.pkl", "\x80\x02}."}, {"archive/data.pkl", "\x80\x02}."}}),
+               "two ZIP entries");
 }
 
 TEST(PyTorchBytes, StorageTooSmallForTheView) {
-  expect_error(checkpoint(dict_of("w", tensor(6, 0, {2, 4}, {4, 1}))), "reaches past its storage of 6 elements");
+  expect_error(checkpoint(dict_of("w", tensor(6, 0, {2, 4}, {4, 1}))),
+               "reaches past its storage of 6 elements");
   expect_error(checkpoint(dict_of("w", tensor(6, 5, {2}, {1}))), "reaches past its storage");
   expect_error(checkpoint(dict_of("w", tensor(6, -1, {1}, {1}))), "reaches past its storage");
   expect_error(checkpoint(dict_of("w", tensor(6, 0, {2}, {-1}))), "reaches past its storage");
@@ -452,7 +459,8 @@ TEST(PyTorchBytes, StorageTooSmallForTheView) {
   // The storage entry must hold exactly numel elements.
   expect_error(checkpoint(dict_of("w", tensor(8, 0, {2}, {1}))), "but its entry has 24 bytes");
   expect_error(checkpoint(dict_of("w", tensor(6, 0, {2}, {1}, "9"))), "has no entry archive/data/9");
-  expect_error(checkpoint(dict_of("w", tensor(6, 0, std::vector<std::int64_t>(9, 1), std::vector<std::int64_t>(9, 1)))),
+  expect_error(checkpoint(dict_of(
+                   "w", tensor(6, 0, std::vector<std::int64_t>(9, 1), std::vector<std::int64_t>(9, 1)))),
                "9 dimensions");
   // An empty view may sit at the end of its storage.
   EXPECT_EQ(read(checkpoint(dict_of("w", tensor(6, 6, {0, 3}, {3, 1})))).at(0).view.numel(), 0);
@@ -461,22 +469,31 @@ TEST(PyTorchBytes, StorageTooSmallForTheView) {
 TEST(PyTorchBytes, BadPickles) {
   expect_error(checkpoint("\x80\x02\xff."), "opcode 0xff is not one that torch.save writes");
   expect_error(checkpoint("\x80\x02" + std::string(2000, '(')), "MARK nesting deeper than 1000");
-  expect_error(checkpoint(std::string("\x80\x02X\xf0\xff\xff\xff", 7) + "abc."), "runs past the end of the pickle");
+  expect_error(checkpoint(std::string("\x80\x02X\xf0\xff\xff\xff", 7) + "abc."),
+               "runs past the end of the pickle");
   expect_error(checkpoint("\x80\x02h\x05."), "memo entry 5 was never stored");
   expect_error(checkpoint("\x80\x02}"), "ends without STOP");
   expect_error(checkpoint("\x80\x02R."), "stack underflow");
   expect_error(checkpoint("\x80\x02(}0."), "stack underflow");  // POP may not cross a MARK
   expect_error(checkpoint("\x80\x02\x8a\x09" + std::string(9, '\1') + "."), "does not fit in 64 bits");
   expect_error(checkpoint("\x80\x02" + str("\xff\xfe") + "."), "not valid UTF-8");
-  expect_error(checkpoint("\x80\x02" "cos\nsystem\n"s + str("echo hi") + "\x85R."),
+  expect_error(checkpoint("\x80\x02"
+                          "cos\nsystem\n"s +
+                          str("echo hi") + "\x85R."),
                "calls os.system, which tfdebug does not run");
   expect_error(checkpoint("\x80\x02" + str("builtins") + str("eval") + "\x93" + str("1") + "\x85R."),
                "calls builtins.eval");
-  expect_error(checkpoint("\x80\x02" "ctorch\nComplexFloatStorage\n."), "a storage type tfdebug does not read");
-  expect_error(checkpoint("\x80\x02" "ctorch\nFloatStorage\n)R."), "is not callable");
+  expect_error(checkpoint("\x80\x02"
+                          "ctorch\nComplexFloatStorage\n."),
+               "a storage type tfdebug does not read");
+  expect_error(checkpoint("\x80\x02"
+                          "ctorch\nFloatStorage\n)R."),
+               "is not callable");
   expect_error(checkpoint("\x80\x02" + str("x") + "Q."), "persistent id is not ('storage'");
   // A list appended to itself through the memo: a cycle, stopped by the depth limit.
-  expect_error(checkpoint("\x80\x02]q\x00h\x00" "a."s), "nested deeper than 64 levels (or is a cycle)");
+  expect_error(checkpoint("\x80\x02]q\x00h\x00"
+                          "a."s),
+               "nested deeper than 64 levels (or is a cycle)");
   // One name reached twice.
   const std::string t = tensor(6, 0, {1}, {1});
   expect_error(checkpoint("\x80\x02}(" + str("a.b") + t + str("a") + "}(" + str("b") + t + "uu."),
@@ -486,8 +503,11 @@ TEST(PyTorchBytes, BadPickles) {
 TEST(PyTorchBytes, ScalarsGoToMetadata) {
   std::map<std::string, std::string> meta;
   const std::string pickle = "\x80\x02}(" + str("epoch") + integer(-3) + str("big") + integer(1LL << 40) +
-                             str("lr") + "G\x3f\xe0\x00\x00\x00\x00\x00\x00"s + str("ok") + "\x88" + str("none") +
-                             "N" + str("list") + "](K\x01K\x02" "e" + str("w") + tensor(6, 0, {}, {}) + "u.";
+                             str("lr") + "G\x3f\xe0\x00\x00\x00\x00\x00\x00"s + str("ok") + "\x88" +
+                             str("none") + "N" + str("list") +
+                             "](K\x01K\x02"
+                             "e" +
+                             str("w") + tensor(6, 0, {}, {}) + "u.";
   const std::vector<NamedTensor> out = read(checkpoint(pickle), &meta);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].view.describe(), "f32[]");
@@ -527,7 +547,8 @@ TEST(ZipArchive, DeflatedEntriesAreInflatedAndChecked) {
     (void)short_archive.read(short_archive.entries().at(0), owned);
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("inflates to more than its stated 4 bytes"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("inflates to more than its stated 4 bytes"), std::string::npos)
+        << e.what();
   }
 }
 
