@@ -100,6 +100,7 @@ ZipArchive::ZipArchive(std::string origin, std::span<const std::byte> bytes)
     }
     const std::uint64_t flags = le(bytes, at + 8, 2);
     ZipEntry e;
+    e.central_header_offset = at;
     e.method = static_cast<std::uint16_t>(le(bytes, at + 10, 2));
     e.crc32 = static_cast<std::uint32_t>(le(bytes, at + 16, 4));
     e.compressed_size = le(bytes, at + 20, 4);
@@ -150,6 +151,7 @@ ZipArchive::ZipArchive(std::string origin, std::span<const std::byte> bytes)
       fail(entry, "no local header at offset " + std::to_string(local));
     }
     const std::size_t lh = static_cast<std::size_t>(local);
+    e.local_header_offset = local;
     const std::size_t local_name = le(bytes, lh + 26, 2);
     const std::size_t local_extra = le(bytes, lh + 28, 2);
     if (le(bytes, lh + 8, 2) != e.method)

@@ -26,6 +26,8 @@ struct ZipEntry {
   std::uint64_t uncompressed_size = 0;
   std::uint64_t data_offset = 0;  // of the entry's (compressed) bytes in the file
   std::uint32_t crc32 = 0;
+  std::uint64_t local_header_offset = 0;    // where its local header starts
+  std::uint64_t central_header_offset = 0;  // where its central directory entry starts
 };
 
 class ZipArchive {
