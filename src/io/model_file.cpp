@@ -140,10 +140,17 @@ class Builder {
     for (const std::string& shard : shards) {
       const std::string shard_path = (folder / shard).string();
       auto map = std::make_unique<MappedFile>(shard_path);
-      if (detail::sniff(map->bytes()) != detail::Format::safetensors) {
-        throw Error(shard_path + ": listed in " + path + " but not a safetensors file");
+      // Hugging Face indexes list safetensors shards, or PyTorch ones (pytorch_model.bin.index.json).
+      const detail::Format shard_format = detail::sniff(map->bytes());
+      if (shard_format == detail::Format::safetensors) {
+        detail::read_safetensors(shard_path, map->bytes(), tensors, meta);
+        formats.insert("safetensors");
+      } else if (shard_format == detail::Format::pytorch) {
+        detail::read_pytorch(shard_path, map->bytes(), tensors, meta, storage_.owned);
+        formats.insert("pytorch");
+      } else {
+        throw Error(shard_path + ": listed in " + path + " but not a safetensors or PyTorch file");
       }
-      detail::read_safetensors(shard_path, map->bytes(), tensors, meta);
       files.push_back(shard_path);
       storage_.maps.push_back(std::move(map));
     }
@@ -162,7 +169,6 @@ class Builder {
     for (const auto& [name, shard] : expected) {
       if (!found.contains(name)) throw Error(path + ": tensor '" + name + "' is missing from " + shard);
     }
-    formats.insert("safetensors");
   }
 
  private:
@@ -179,15 +185,25 @@ ModelFile ModelFile::open(const std::string& path) {
   if (fs::is_directory(path, ec)) {
     std::vector<std::string> entries;
     bool has_index = false;
+    bool has_safetensors = false;
+    bool has_torch_index = false;
     for (const auto& entry : fs::directory_iterator(path)) {
       if (!entry.is_regular_file()) continue;
-      entries.push_back(entry.path().string());
-      if (entry.path().string().ends_with(".safetensors.index.json")) has_index = true;
+      const std::string& name = entries.emplace_back(entry.path().string());
+      if (name.ends_with(".safetensors.index.json")) has_index = true;
+      if (name.ends_with(".safetensors")) has_safetensors = true;
+      if (name.ends_with(".bin.index.json")) has_torch_index = true;
     }
     std::sort(entries.begin(), entries.end());
     for (const std::string& file : entries) {
       // With an index, its shards are read through it (and checked against it).
       if (has_index && file.ends_with(".safetensors")) continue;
+      if (has_torch_index && file.ends_with(".bin")) continue;
+      // Hugging Face repositories often hold the same weights twice, as safetensors and as
+      // PyTorch files: then only the safetensors are read.
+      const bool torch_weights = file.ends_with(".bin") || file.ends_with(".bin.index.json") ||
+                                 file.ends_with(".pt") || file.ends_with(".pth");
+      if ((has_index || has_safetensors) && torch_weights) continue;
       builder.add_file(file, model.tensors_, model.metadata_, formats, model.files_, true);
     }
     if (model.tensors_.empty() && model.files_.empty()) {

@@ -8,8 +8,10 @@ tensor as numpy saw it (bf16 as f32, which holds every bf16 value exactly), so t
 compare each view element by element with what torch wrote.
 """
 import io
+import json
 import os
 import pickle
+import struct
 import sys
 import zipfile
 
@@ -91,6 +93,26 @@ for i, state in opt.state_dict()["state"].items():
         if torch.is_tensor(v):
             nested[f"optimizer.state.{i}.{k}"] = v
 save(checkpoint, "nested.pt", nested)
+
+# A sharded checkpoint as Hugging Face writes it: shards and pytorch_model.bin.index.json.
+shards = {"pytorch_model-00001-of-00002.bin": ["embed.weight", "fc.weight", "fc.bias"],
+          "pytorch_model-00002-of-00002.bin": [k for k in sd if not k.startswith(("embed.", "fc."))]}
+os.makedirs(os.path.join(out, "sharded"), exist_ok=True)
+weight_map = {}
+for shard, names in shards.items():
+    torch.save({k: sd[k] for k in names}, os.path.join(out, "sharded", shard))
+    weight_map.update({k: shard for k in names})
+with open(os.path.join(out, "sharded", "pytorch_model.bin.index.json"), "w") as f:
+    total = sum(t.numel() * t.element_size() for t in sd.values())
+    json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, f)
+
+# A Hugging Face folder with the same weights as safetensors and as pytorch_model.bin.
+os.makedirs(os.path.join(out, "both"), exist_ok=True)
+torch.save({"w": grid}, os.path.join(out, "both", "pytorch_model.bin"))
+header = json.dumps({"w": {"dtype": "F32", "shape": [3, 4], "data_offsets": [0, 48]}}).encode()
+header += b" " * (-len(header) % 8)
+with open(os.path.join(out, "both", "model.safetensors"), "wb") as f:
+    f.write(struct.pack("<Q", len(header)) + header + grid.numpy().tobytes())
 
 # Files tfdebug refuses.
 torch.save({"a": torch.ones(2)}, os.path.join(out, "legacy.pt"), _use_new_zipfile_serialization=False)

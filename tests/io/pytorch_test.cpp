@@ -171,6 +171,23 @@ TEST(PyTorch, NestedCheckpointIsFlattenedToDottedNames) {
   EXPECT_EQ(p.tensors()[0].name, "parameter");
 }
 
+TEST(PyTorch, ShardedThroughItsIndexAndFoldersPreferSafetensors) {
+  const ModelFile index = ModelFile::open(torch_fixture("sharded/pytorch_model.bin.index.json"));
+  EXPECT_EQ(index.format(), "pytorch");
+  EXPECT_EQ(index.files().size(), 2u);
+  EXPECT_EQ(index.tensors().size(), 10u);
+  EXPECT_EQ(total_params(index), 77);
+  EXPECT_EQ(index.metadata().at("total_size"), "217");  // bytes of all tensors
+  // A folder with an index reads the shards once, through it.
+  EXPECT_EQ(ModelFile::open(torch_fixture("sharded")).tensors().size(), 10u);
+  // The same weights as model.safetensors and pytorch_model.bin: the safetensors only.
+  const ModelFile both = ModelFile::open(torch_fixture("both"));
+  EXPECT_EQ(both.format(), "safetensors");
+  ASSERT_EQ(both.tensors().size(), 1u);
+  EXPECT_EQ(both.tensors()[0].view.at({2, 3}), 11 - 5.5);
+  EXPECT_EQ(ModelFile::open(torch_fixture("both/pytorch_model.bin")).tensors()[0].view.at({2, 3}), 11 - 5.5);
+}
+
 TEST(PyTorch, ViewsPointIntoTheFileBytes) {
   const std::vector<std::byte> bytes = read_all(torch_fixture("tied.pt"));
   std::vector<NamedTensor> out;
