@@ -1,6 +1,7 @@
-// libFuzzer: the restricted unpickler alone, with the PyTorch hooks' shape: every global allowed
-// is refused (so GLOBAL paths run), calls and persistent ids build plain values. It must throw
-// tfdebug::Error or return; ASan watches the stack machine, the memo and the value arena.
+// libFuzzer: the restricted unpickler alone, behind permissive hooks: every global but os.* is
+// allowed (os.* is refused, so the refusal path runs too), and calls and persistent ids build
+// plain values. It must throw tfdebug::Error or return; ASan watches the stack machine, the memo
+// and the value arena.
 #include <cstdint>
 #include <span>
 
