@@ -10,8 +10,8 @@ packages=(
   clang libclang-rt-14-dev
   # core: SIMD with run-time dispatch
   libhwy-dev
-  # model files: .npz (ZIP, deflate)
-  libzip-dev
+  # model files: .npz and torch.save archives (ZIP; deflate through zlib)
+  zlib1g-dev
   # CLI and report writers
   libcli11-dev nlohmann-json3-dev libfmt-dev
   # tests and benchmarks

@@ -33,7 +33,7 @@ Format sniff(std::span<const std::byte> bytes) {
   if (bytes.size() >= 6 && std::memcmp(bytes.data(), kNpy, 6) == 0) return Format::npy;
   if (bytes.size() >= 4 &&
       (std::memcmp(bytes.data(), "PK\x03\x04", 4) == 0 || std::memcmp(bytes.data(), "PK\x05\x06", 4) == 0)) {
-    return Format::npz;
+    return is_pytorch_zip(bytes) ? Format::pytorch : Format::npz;
   }
   if (bytes.size() >= 4 && std::memcmp(bytes.data(), "GGUF", 4) == 0) return Format::gguf;
   if (bytes.size() >= 9 && static_cast<char>(bytes[8]) == '{') return Format::safetensors;
@@ -54,9 +54,18 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const char* describe_unknown([[maybe_unused]] std::span<const std::byte> bytes) {
-  return "not a format tfdebug recognises (it reads safetensors, sharded safetensors indexes, GGUF, .npy and "
-         ".npz)";
+const char* describe_unknown(std::span<const std::byte> bytes) {
+  // torch.save before PyTorch 1.6 (or with _use_new_zipfile_serialization=False): a pickle
+  // (protocol 2) that starts with LONG1 of torch's magic number 0x1950a86a20f9469cfc6c.
+  static constexpr unsigned char kLegacyTorch[] = {0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c,
+                                                   0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19};
+  if (bytes.size() >= sizeof kLegacyTorch &&
+      std::memcmp(bytes.data(), kLegacyTorch, sizeof kLegacyTorch) == 0) {
+    return "a legacy PyTorch checkpoint (torch.save before 1.6, or _use_new_zipfile_serialization=False), "
+           "which tfdebug does not read; re-save it with torch.save in PyTorch >= 1.6";
+  }
+  return "not a format tfdebug recognises (it reads safetensors, sharded safetensors indexes, GGUF, .npy, .npz "
+         "and PyTorch torch.save files)";
 }
 
 class Builder {
@@ -84,6 +93,10 @@ class Builder {
       case detail::Format::npz:
         detail::read_npz(path, bytes, tensors, storage_.owned);
         formats.insert("npz");
+        break;
+      case detail::Format::pytorch:
+        detail::read_pytorch(path, bytes, tensors, meta, storage_.owned);
+        formats.insert("pytorch");
         break;
       case detail::Format::safetensors_index:
         add_index(path, bytes, tensors, meta, formats, files);
@@ -129,10 +142,17 @@ class Builder {
     for (const std::string& shard : shards) {
       const std::string shard_path = (folder / shard).string();
       auto map = std::make_unique<MappedFile>(shard_path);
-      if (detail::sniff(map->bytes()) != detail::Format::safetensors) {
-        throw Error(shard_path + ": listed in " + path + " but not a safetensors file");
+      // Hugging Face indexes list safetensors shards, or PyTorch ones (pytorch_model.bin.index.json).
+      const detail::Format shard_format = detail::sniff(map->bytes());
+      if (shard_format == detail::Format::safetensors) {
+        detail::read_safetensors(shard_path, map->bytes(), tensors, meta);
+        formats.insert("safetensors");
+      } else if (shard_format == detail::Format::pytorch) {
+        detail::read_pytorch(shard_path, map->bytes(), tensors, meta, storage_.owned);
+        formats.insert("pytorch");
+      } else {
+        throw Error(shard_path + ": listed in " + path + " but not a safetensors or PyTorch file");
       }
-      detail::read_safetensors(shard_path, map->bytes(), tensors, meta);
       files.push_back(shard_path);
       storage_.maps.push_back(std::move(map));
     }
@@ -151,7 +171,6 @@ class Builder {
     for (const auto& [name, shard] : expected) {
       if (!found.contains(name)) throw Error(path + ": tensor '" + name + "' is missing from " + shard);
     }
-    formats.insert("safetensors");
   }
 
  private:
@@ -168,15 +187,25 @@ ModelFile ModelFile::open(const std::string& path) {
   if (fs::is_directory(path, ec)) {
     std::vector<std::string> entries;
     bool has_index = false;
+    bool has_safetensors = false;
+    bool has_torch_index = false;
     for (const auto& entry : fs::directory_iterator(path)) {
       if (!entry.is_regular_file()) continue;
-      entries.push_back(entry.path().string());
-      if (entry.path().string().ends_with(".safetensors.index.json")) has_index = true;
+      const std::string& name = entries.emplace_back(entry.path().string());
+      if (name.ends_with(".safetensors.index.json")) has_index = true;
+      if (name.ends_with(".safetensors")) has_safetensors = true;
+      if (name.ends_with(".bin.index.json")) has_torch_index = true;
     }
     std::sort(entries.begin(), entries.end());
     for (const std::string& file : entries) {
       // With an index, its shards are read through it (and checked against it).
       if (has_index && file.ends_with(".safetensors")) continue;
+      if (has_torch_index && file.ends_with(".bin")) continue;
+      // Hugging Face repositories often hold the same weights twice, as safetensors and as
+      // PyTorch files: then only the safetensors are read.
+      const bool torch_weights = file.ends_with(".bin") || file.ends_with(".bin.index.json") ||
+                                 file.ends_with(".pt") || file.ends_with(".pth");
+      if ((has_index || has_safetensors) && torch_weights) continue;
       builder.add_file(file, model.tensors_, model.metadata_, formats, model.files_, true);
     }
     if (model.tensors_.empty() && model.files_.empty()) {

@@ -34,7 +34,15 @@ void read_npz(const std::string& origin, std::span<const std::byte> bytes, std::
 void read_gguf(const std::string& origin, std::span<const std::byte> bytes, std::vector<NamedTensor>& out,
                std::map<std::string, std::string>& metadata);
 
-enum class Format { safetensors, npy, npz, gguf, safetensors_index, unknown };
+// A torch.save checkpoint (zip format): tensors become views into the storages in `bytes`;
+// scalar leaves of the pickled object go into `metadata`. Deflated entries (torch never writes
+// them) are inflated into `owned`. data.pkl runs in a restricted unpickler (src/io/pickle.hpp).
+void read_pytorch(const std::string& origin, std::span<const std::byte> bytes, std::vector<NamedTensor>& out,
+                  std::map<std::string, std::string>& metadata, OwnedBuffers& owned);
+// A readable ZIP archive with a data.pkl entry (torch.save, or torch.jit.save: read_pytorch refuses).
+bool is_pytorch_zip(std::span<const std::byte> bytes) noexcept;
+
+enum class Format { safetensors, npy, npz, gguf, safetensors_index, pytorch, unknown };
 // Recognises a format by its first bytes (and, for JSON, by the index's "weight_map").
 Format sniff(std::span<const std::byte> bytes);
 

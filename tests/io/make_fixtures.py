@@ -93,10 +93,6 @@ np.savez_compressed(f"{out}/compressed.npz", grid.astype(np.float16), w=grid, b=
 raw = bytearray(open(f"{out}/compressed.npz", "rb").read())
 raw[60] ^= 0xFF  # inside the first entry's deflate stream: the CRC (or inflate) must catch it
 open(f"{out}/corrupt.npz", "wb").write(bytes(raw))
-import zipfile
-with zipfile.ZipFile(f"{out}/torch_like.pt", "w") as z:  # the layout of torch.save's zip files
-    z.writestr("archive/data.pkl", b"\x80\x02}q\x00.")
-    z.writestr("archive/data/0", b"\x00" * 16)
 
 # A changed copy of the model, for `tfdebug diff`: one value perturbed, one tensor removed, one
 # added, one reshaped, one stored as bf16 instead of f32 (same values where bf16 holds them).

@@ -105,7 +105,6 @@ TEST(ModelFile, NpzStoredAndDeflated) {
 TEST(ModelFile, RefusesWhatItCannotReadSafely) {
   expect_error(fixture("objects.npy"), "object array");
   expect_error(fixture("record.npy"), "structured");
-  expect_error(fixture("torch_like.pt"), "PyTorch zip checkpoint");
   expect_error(fixture("corrupt.npz"), "corrupt.npz:");
   expect_error(fixture("no-such-file.safetensors"), "no such file");
 }

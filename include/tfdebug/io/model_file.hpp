@@ -7,8 +7,11 @@
 //
 // Formats: safetensors (a single file, or a sharded checkpoint through its
 // *.safetensors.index.json), NumPy .npy (format versions 1, 2 and 3; C and Fortran order;
-// little- and big-endian) and .npz (stored or deflated, ZIP64; each array is decompressed into
-// memory the ModelFile owns). A folder opens every file in it that is one of these. Bad input
+// little- and big-endian), .npz (stored or deflated, ZIP64; deflated arrays are decompressed into
+// memory the ModelFile owns, stored ones are read in place), and PyTorch torch.save checkpoints
+// (the zip format of PyTorch >= 1.6: .pt, .pth, pytorch_model.bin; data.pkl is interpreted by a
+// restricted unpickler that runs nothing; tensors are views into the file). A folder opens every
+// file in it that is one of these. Bad input
 // throws tfdebug::Error with one line naming the file and the problem.
 #pragma once
 
@@ -56,9 +59,10 @@ class ModelFile {
 
   const std::vector<NamedTensor>& tensors() const noexcept { return tensors_; }
   const std::vector<std::string>& files() const noexcept { return files_; }
-  // safetensors __metadata__ (and the index's "metadata"), string values only.
+  // safetensors __metadata__ (and the index's "metadata"), string values only; for PyTorch files
+  // the scalar leaves of the checkpoint by dotted name ("epoch" -> "3").
   const std::map<std::string, std::string>& metadata() const noexcept { return metadata_; }
-  // "safetensors", "npy", "npz", or a "+"-joined list for a folder of several formats.
+  // "safetensors", "npy", "npz", "pytorch", or a "+"-joined list for a folder of several formats.
   const std::string& format() const noexcept { return format_; }
 
   struct Storage;  // mapped files and converted copies that the views point into
