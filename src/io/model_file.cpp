@@ -15,12 +15,16 @@ namespace tfdebug::io {
 struct ModelFile::Storage {
   std::vector<std::unique_ptr<MappedFile>> maps;
   detail::OwnedBuffers owned;
+  std::map<std::string, std::span<const std::byte>> external;  // ONNX external data, by path
+  std::unique_ptr<ModelGraph> graph;                              // the first ONNX model's graph
 };
 
 ModelFile::ModelFile() : storage_(std::make_unique<Storage>()) {}
 ModelFile::ModelFile(ModelFile&&) noexcept = default;
 ModelFile& ModelFile::operator=(ModelFile&&) noexcept = default;
 ModelFile::~ModelFile() = default;
+
+const ModelGraph* ModelFile::graph() const noexcept { return storage_->graph.get(); }
 
 namespace detail {
 
@@ -35,6 +39,7 @@ Format sniff(std::span<const std::byte> bytes) {
       (std::memcmp(bytes.data(), "PK\x03\x04", 4) == 0 || std::memcmp(bytes.data(), "PK\x05\x06", 4) == 0)) {
     return Format::npz;
   }
+  if (is_onnx(bytes)) return Format::onnx;
   if (bytes.size() >= 9 && static_cast<char>(bytes[8]) == '{') return Format::safetensors;
   // A JSON document with a weight_map: a sharded safetensors index.
   std::size_t i = 0;
@@ -55,9 +60,10 @@ namespace fs = std::filesystem;
 
 const char* describe_unknown(std::span<const std::byte> bytes) {
   if (bytes.size() >= 4 && std::memcmp(bytes.data(), "GGUF", 4) == 0) {
-    return "a GGUF file; tfdebug reads safetensors, .npy and .npz files";
+    return "a GGUF file; tfdebug reads safetensors, .npy, .npz and ONNX files";
   }
-  return "not a format tfdebug recognises (it reads safetensors, sharded safetensors indexes, .npy and .npz)";
+  return "not a format tfdebug recognises (it reads safetensors, sharded safetensors indexes, .npy, .npz and "
+         "ONNX)";
 }
 
 class Builder {
@@ -85,12 +91,37 @@ class Builder {
       case detail::Format::safetensors_index:
         add_index(path, bytes, tensors, meta, formats, files);
         return;
+      case detail::Format::onnx:
+        add_onnx(path, bytes, tensors, meta);
+        formats.insert("onnx");
+        break;
       case detail::Format::unknown:
         if (from_folder) return;  // folders may hold other files
+        // A damaged ONNX model: the reader names what is wrong.
+        if (detail::starts_like_onnx(bytes)) add_onnx(path, bytes, tensors, meta);
         throw Error(path + ": " + describe_unknown(bytes));
     }
     files.push_back(path);
     storage_.maps.push_back(std::move(map));
+  }
+
+  void add_onnx(const std::string& path, std::span<const std::byte> bytes, std::vector<NamedTensor>& tensors,
+                std::map<std::string, std::string>& meta) {
+    const fs::path folder = fs::path(path).parent_path();
+    // Each external file is mapped once, however many tensors it holds.
+    const detail::ExternalData external = [&](const std::string& location) {
+      const std::string file = (folder / location).lexically_normal().string();
+      const auto it = storage_.external.find(file);
+      if (it != storage_.external.end()) return it->second;
+      auto map = std::make_unique<MappedFile>(file);
+      const std::span<const std::byte> mapped = map->bytes();
+      storage_.maps.push_back(std::move(map));
+      storage_.external.emplace(file, mapped);
+      return mapped;
+    };
+    auto graph = std::make_unique<ModelGraph>();
+    detail::read_onnx(path, bytes, external, tensors, meta, storage_.owned, *graph);
+    if (!storage_.graph) storage_.graph = std::move(graph);
   }
 
   void add_index(const std::string& path, std::span<const std::byte> bytes, std::vector<NamedTensor>& tensors,

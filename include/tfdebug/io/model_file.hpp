@@ -8,7 +8,8 @@
 // Formats: safetensors (a single file, or a sharded checkpoint through its
 // *.safetensors.index.json), NumPy .npy (format versions 1, 2 and 3; C and Fortran order;
 // little- and big-endian) and .npz (stored or deflated, ZIP64; each array is decompressed into
-// memory the ModelFile owns). A folder opens every file in it that is one of these. Bad input
+// memory the ModelFile owns), and ONNX models (initializers and Constant-node tensors of every
+// graph and subgraph; external data files; the graph itself through graph()). A folder opens every file in it that is one of these. Bad input
 // throws tfdebug::Error with one line naming the file and the problem.
 #pragma once
 
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "tfdebug/core/tensor_view.hpp"
+#include "tfdebug/io/model_graph.hpp"
 
 namespace tfdebug::io {
 
@@ -44,6 +46,9 @@ class ModelFile {
   const std::map<std::string, std::string>& metadata() const noexcept { return metadata_; }
   // "safetensors", "npy", "npz", or a "+"-joined list for a folder of several formats.
   const std::string& format() const noexcept { return format_; }
+  // The graph of an ONNX model (for a folder, of its first .onnx file); null for formats without
+  // a graph.
+  const ModelGraph* graph() const noexcept;
 
   struct Storage;  // mapped files and converted copies that the views point into
 
