@@ -97,9 +97,12 @@ class Builder {
         break;
       case detail::Format::unknown:
         if (from_folder) return;  // folders may hold other files
-        // A damaged ONNX model: the reader names what is wrong.
-        if (detail::starts_like_onnx(bytes)) add_onnx(path, bytes, tensors, meta);
-        throw Error(path + ": " + describe_unknown(bytes));
+        // Starts like ONNX but the sniffer's scan failed: a damaged model (the reader names
+        // what is wrong) or one without a graph.
+        if (!detail::starts_like_onnx(bytes)) throw Error(path + ": " + describe_unknown(bytes));
+        add_onnx(path, bytes, tensors, meta);
+        formats.insert("onnx");
+        break;
     }
     files.push_back(path);
     storage_.maps.push_back(std::move(map));
