@@ -16,7 +16,7 @@ struct ModelFile::Storage {
   std::vector<std::unique_ptr<MappedFile>> maps;
   detail::OwnedBuffers owned;
   std::map<std::string, std::span<const std::byte>> external;  // ONNX external data, by path
-  std::unique_ptr<ModelGraph> graph;                              // the first ONNX model's graph
+  std::unique_ptr<ModelGraph> graph;                           // the first ONNX model's graph
 };
 
 ModelFile::ModelFile() : storage_(std::make_unique<Storage>()) {}
@@ -24,7 +24,9 @@ ModelFile::ModelFile(ModelFile&&) noexcept = default;
 ModelFile& ModelFile::operator=(ModelFile&&) noexcept = default;
 ModelFile::~ModelFile() = default;
 
-const ModelGraph* ModelFile::graph() const noexcept { return storage_->graph.get(); }
+const ModelGraph* ModelFile::graph() const noexcept {
+  return storage_->graph.get();
+}
 
 namespace detail {
 

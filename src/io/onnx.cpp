@@ -54,7 +54,7 @@ const char* wire_name(std::uint32_t wire) {
 struct Field {
   std::uint32_t number = 0;
   std::uint32_t wire = 0;
-  std::uint64_t value = 0;            // varint, 32-bit and 64-bit fields
+  std::uint64_t value = 0;           // varint, 32-bit and 64-bit fields
   std::span<const std::byte> bytes;  // length-delimited fields
 };
 
@@ -170,7 +170,8 @@ void for_each_value(const std::string& origin, const std::string& where, std::sp
         }
         for (std::size_t i = 0; i < f.bytes.size(); i += size) {
           std::uint64_t value = 0;
-          for (std::size_t b = size; b-- > 0;) value = (value << 8) | static_cast<std::uint8_t>(f.bytes[i + b]);
+          for (std::size_t b = size; b-- > 0;)
+            value = (value << 8) | static_cast<std::uint8_t>(f.bytes[i + b]);
           emit(value);
         }
         continue;
@@ -197,8 +198,9 @@ void for_each_value(const std::string& origin, const std::string& where, std::sp
   }
 }
 
-std::size_t count_values(const std::string& origin, const std::string& where, std::span<const std::byte> message,
-                         std::uint32_t number, Encoding encoding, const char* name) {
+std::size_t count_values(const std::string& origin, const std::string& where,
+                         std::span<const std::byte> message, std::uint32_t number, Encoding encoding,
+                         const char* name) {
   std::size_t n = 0;
   for_each_value(origin, where, message, number, encoding, name, [&](std::uint64_t) { ++n; });
   return n;
@@ -364,7 +366,8 @@ class OnnxReader {
     return o;
   }
 
-  std::pair<std::string, std::string> read_string_pair(std::span<const std::byte> bytes, const std::string& where) {
+  std::pair<std::string, std::string> read_string_pair(std::span<const std::byte> bytes,
+                                                       const std::string& where) {
     FieldReader fields(origin_, where, bytes);
     Field f;
     std::pair<std::string, std::string> kv;
@@ -408,8 +411,9 @@ class OnnxReader {
         case 13: {
           fields.expect(f, kLength, "input/output/value_info");
           if (!main) break;
-          std::vector<GraphValue>& list =
-              f.number == 11 ? graph_.inputs : f.number == 12 ? graph_.outputs : graph_.value_info;
+          std::vector<GraphValue>& list = f.number == 11   ? graph_.inputs
+                                          : f.number == 12 ? graph_.outputs
+                                                           : graph_.value_info;
           list.push_back(read_value_info(f.bytes, where + ".value_info"));
           break;
         }
@@ -663,7 +667,8 @@ class OnnxReader {
     const std::string named = where + " '" + tensor_name + "'";
     for_each_value(origin_, named, bytes, 1, Encoding::varint, "dims", [&](std::uint64_t v) {
       const auto dim = static_cast<std::int64_t>(v);
-      if (dim < 0) fail(origin_, named + ": dims[" + std::to_string(dims.size()) + "] is " + std::to_string(dim));
+      if (dim < 0)
+        fail(origin_, named + ": dims[" + std::to_string(dims.size()) + "] is " + std::to_string(dim));
       if (dims.size() == static_cast<std::size_t>(kMaxRank)) {
         fail(origin_, named + ": more than " + std::to_string(kMaxRank) + " dims; tfdebug reads up to rank " +
                           std::to_string(kMaxRank));
@@ -672,7 +677,8 @@ class OnnxReader {
     });
     const OnnxType* type = find_type(data_type);
     if (type == nullptr) {
-      fail(origin_, named + ": data_type " + std::to_string(data_type) + " is not an ONNX tensor type (1-23)");
+      fail(origin_,
+           named + ": data_type " + std::to_string(data_type) + " is not an ONNX tensor type (1-23)");
     }
     const std::int64_t numel = checked_numel(dims, origin_ + ": " + named);
     if (!type->readable) {
@@ -684,14 +690,15 @@ class OnnxReader {
     if (__builtin_mul_overflow(static_cast<std::uint64_t>(numel), size, &needed)) {
       fail(origin_, named + ": the byte size of " + type->name + " " + shape_text(dims) + " overflows");
     }
-    const std::string what = std::string(type->name) + " " + shape_text(dims) + " needs " +
-                             std::to_string(needed) + " bytes";
+    const std::string what =
+        std::string(type->name) + " " + shape_text(dims) + " needs " + std::to_string(needed) + " bytes";
     if (location == 1) {
       const std::span<const std::byte> data = external_bytes(named, external, needed, what);
       out_.push_back({tensor_name, origin_, TensorView(data.data(), type->dtype, dims)});
       return;
     }
-    if (location != 0) fail(origin_, named + ": data_location " + std::to_string(location) + " is not 0 or 1");
+    if (location != 0)
+      fail(origin_, named + ": data_location " + std::to_string(location) + " is not 0 or 1");
     if (has_raw) {
       if (raw.size() != needed) {
         fail(origin_, named + ": raw_data has " + std::to_string(raw.size()) + " bytes, but " + what);
@@ -764,8 +771,8 @@ class OnnxReader {
                         std::to_string(file.size()) + " bytes)");
     }
     if (used != needed) {
-      fail(origin_, named + ": external data in " + location + " has " + std::to_string(used) + " bytes, but " +
-                        what);
+      fail(origin_,
+           named + ": external data in " + location + " has " + std::to_string(used) + " bytes, but " + what);
     }
     return file.subspan(static_cast<std::size_t>(offset), needed);
   }
@@ -782,8 +789,8 @@ class OnnxReader {
 }  // namespace
 
 void read_onnx(const std::string& origin, std::span<const std::byte> bytes, const ExternalData& external,
-               std::vector<NamedTensor>& out, std::map<std::string, std::string>& metadata, OwnedBuffers& owned,
-               ModelGraph& graph) {
+               std::vector<NamedTensor>& out, std::map<std::string, std::string>& metadata,
+               OwnedBuffers& owned, ModelGraph& graph) {
   OnnxReader(origin, external, out, owned, graph).read_model(bytes, metadata);
 }
 
@@ -812,9 +819,9 @@ bool starts_like_onnx(std::span<const std::byte> bytes) {
 
 bool is_onnx(std::span<const std::byte> bytes) {
   if (!starts_like_onnx(bytes)) return false;
-  // Every top-level field must be a ModelProto field with its wire type, and the last must end
-  // exactly at the end of the file. Length-delimited contents are skipped, so this reads a few
-  // dozen keys even for a multi-GB model.
+  // Every top-level field must be well-formed (known ModelProto fields with their wire types),
+  // there must be a graph, and the last field must end exactly at the end of the file. Length-delimited
+  // contents are skipped, so this reads a few dozen keys even for a multi-GB model.
   const std::string origin = "sniff";
   const std::string where;
   FieldReader fields(origin, where, bytes);
@@ -842,7 +849,7 @@ bool is_onnx(std::span<const std::byte> bytes) {
           if (f.wire != kLength) return false;
           break;
         default:
-          return false;
+          break;  // a field of a newer ONNX: well-formed is enough
       }
     }
   } catch (const Error&) {

@@ -41,8 +41,8 @@ using ExternalData = std::function<std::span<const std::byte>(const std::string&
 // data become views, typed fields (float_data, int32_data, ...) are decoded into `owned`.
 // `graph` receives the model's graph summary.
 void read_onnx(const std::string& origin, std::span<const std::byte> bytes, const ExternalData& external,
-               std::vector<NamedTensor>& out, std::map<std::string, std::string>& metadata, OwnedBuffers& owned,
-               ModelGraph& graph);
+               std::vector<NamedTensor>& out, std::map<std::string, std::string>& metadata,
+               OwnedBuffers& owned, ModelGraph& graph);
 // True when the top-level fields of `bytes` are those of an ONNX ModelProto (protobuf has no magic).
 bool is_onnx(std::span<const std::byte> bytes);
 // True when the first bytes look like a ModelProto (ir_version, then a ModelProto key): a file

@@ -64,7 +64,10 @@ void expect_matches_python(const std::string& fixture_name) {
     for (std::size_t i = 0; i < got.size(); ++i) {
       const nlohmann::json& want = e.at("values")[i];
       if (want.is_string()) {  // "nan", "inf", "-inf": JSON has no such numbers
-        EXPECT_EQ(std::isnan(got[i]) ? "nan" : got[i] > 0 ? "inf" : "-inf", want.get<std::string>())
+        EXPECT_EQ(std::isnan(got[i]) ? "nan"
+                  : got[i] > 0       ? "inf"
+                                     : "-inf",
+                  want.get<std::string>())
             << "element " << i;
       } else {
         EXPECT_EQ(got[i], want.get<double>()) << "element " << i;
@@ -250,11 +253,11 @@ std::string error_of(const std::string& bytes) {
   return "no error";
 }
 
-#define EXPECT_ERROR(bytes, text)                                          \
-  do {                                                                     \
-    const std::string message = error_of(bytes);                           \
-    EXPECT_NE(message.find(text), std::string::npos) << message;           \
-    EXPECT_EQ(message.rfind("bad.onnx: ", 0), 0u) << message;              \
+#define EXPECT_ERROR(bytes, text)                                \
+  do {                                                           \
+    const std::string message = error_of(bytes);                 \
+    EXPECT_NE(message.find(text), std::string::npos) << message; \
+    EXPECT_EQ(message.rfind("bad.onnx: ", 0), 0u) << message;    \
   } while (false)
 
 Proto external_tensor(const std::string& location, const std::string& offset, const std::string& length) {
@@ -270,7 +273,12 @@ TEST(Onnx, HandBuiltModelReads) {
   EXPECT_EQ(error_of(model_with(external_tensor("w.data", "32", "16"))), "no error");
   EXPECT_EQ(error_of(model_with(external_tensor("./w.data", "48", ""))), "no error");  // length: the rest
   // Packed and unpacked float_data mix, as protobuf allows.
-  Proto t = Proto().varint(1, 3).varint(2, 1).bytes(8, "w").bytes(4, std::string(8, '\0')).raw(std::string("\x25\0\0\x80\x3f", 5));
+  Proto t = Proto()
+                .varint(1, 3)
+                .varint(2, 1)
+                .bytes(8, "w")
+                .bytes(4, std::string(8, '\0'))
+                .raw(std::string("\x25\0\0\x80\x3f", 5));
   Read r;
   const std::string bytes = model_with(t);
   detail::read_onnx("ok.onnx", std::as_bytes(std::span(bytes)), {}, r.tensors, r.metadata, r.owned, r.graph);
@@ -287,7 +295,8 @@ TEST(Onnx, MalformedProtobuf) {
                "field 7 claims 4294967295 bytes, but its message has 0 left");
   EXPECT_ERROR(Proto().raw(std::string(11, '\xff')).str(), "varint");
   EXPECT_ERROR(Proto().varint(1, 8).raw("\x0b").str(), "wire type 3");
-  EXPECT_ERROR(Proto().bytes(1, "x").str(), "ir_version (field 1) has wire type length-delimited, expected varint");
+  EXPECT_ERROR(Proto().bytes(1, "x").str(),
+               "ir_version (field 1) has wire type length-delimited, expected varint");
   EXPECT_ERROR(Proto().raw(std::string(1, '\0')).str(), "invalid field number 0");
 }
 
@@ -296,7 +305,8 @@ TEST(Onnx, LyingTensors) {
   EXPECT_ERROR(model_with(f32_tensor({-1}, 0)), "dims[0] is -1");
   EXPECT_ERROR(model_with(f32_tensor({1LL << 40, 1LL << 40}, 0)), "overflows");
   EXPECT_ERROR(model_with(f32_tensor({1, 1, 1, 1, 1, 1, 1, 1, 1}, 4)), "more than 8 dims");
-  EXPECT_ERROR(model_with(Proto().varint(1, 3).varint(2, 1).bytes(8, "w")), "needs 3 values, but float_data holds 0");
+  EXPECT_ERROR(model_with(Proto().varint(1, 3).varint(2, 1).bytes(8, "w")),
+               "needs 3 values, but float_data holds 0");
   EXPECT_ERROR(model_with(Proto().varint(1, 2).varint(2, 1).bytes(4, std::string(12, '\0'))),
                "needs 2 values, but float_data holds 3");
   EXPECT_ERROR(model_with(Proto().varint(1, 1).varint(2, 1).bytes(4, std::string(3, '\0'))),
@@ -310,12 +320,15 @@ TEST(Onnx, LyingExternalData) {
   EXPECT_ERROR(model_with(external_tensor("../w.data", "0", "16")), "must be a relative path inside");
   EXPECT_ERROR(model_with(external_tensor("sub/../../w.data", "0", "16")), "must be a relative path inside");
   EXPECT_ERROR(model_with(external_tensor("/etc/passwd", "0", "16")), "must be a relative path inside");
-  EXPECT_ERROR(model_with(external_tensor("w.data", "65", "16")), "offset 65 is past the end of w.data (64 bytes)");
+  EXPECT_ERROR(model_with(external_tensor("w.data", "65", "16")),
+               "offset 65 is past the end of w.data (64 bytes)");
   EXPECT_ERROR(model_with(external_tensor("w.data", "60", "16")), "runs past the end of w.data");
-  EXPECT_ERROR(model_with(external_tensor("w.data", "0", "12")), "has 12 bytes, but FLOAT [4] needs 16 bytes");
+  EXPECT_ERROR(model_with(external_tensor("w.data", "0", "12")),
+               "has 12 bytes, but FLOAT [4] needs 16 bytes");
   EXPECT_ERROR(model_with(external_tensor("w.data", "-1", "16")), "not a non-negative decimal");
   EXPECT_ERROR(model_with(external_tensor("w.data", "9999999999999999999", "16")), "past the end");
-  EXPECT_ERROR(model_with(external_tensor("w.data", "99999999999999999999", "16")), "not a non-negative decimal");
+  EXPECT_ERROR(model_with(external_tensor("w.data", "99999999999999999999", "16")),
+               "not a non-negative decimal");
   EXPECT_ERROR(model_with(external_tensor("other.data", "0", "16")), "other.data: no such file");
   EXPECT_ERROR(model_with(external_tensor("", "0", "16")), "external data without a location");
 }

@@ -9,8 +9,8 @@
 // *.safetensors.index.json), NumPy .npy (format versions 1, 2 and 3; C and Fortran order;
 // little- and big-endian) and .npz (stored or deflated, ZIP64; each array is decompressed into
 // memory the ModelFile owns), and ONNX models (initializers and Constant-node tensors of every
-// graph and subgraph; external data files; the graph itself through graph()). A folder opens every file in it that is one of these. Bad input
-// throws tfdebug::Error with one line naming the file and the problem.
+// graph and subgraph; external data files; the graph itself through graph()). A folder opens every file in it
+// that is one of these. Bad input throws tfdebug::Error with one line naming the file and the problem.
 #pragma once
 
 #include <map>
