@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <utility>
 
 #include "readers.hpp"
 #include "tfdebug/core/error.hpp"
@@ -65,8 +66,9 @@ std::string to_string(std::span<const std::byte> bytes) {
 // The fields of one message, in order. `where` names the message in error messages.
 class FieldReader {
  public:
-  FieldReader(const std::string& origin, const std::string& where, std::span<const std::byte> bytes)
-      : origin_(origin), where_(where), bytes_(bytes) {}
+  // `where` is copied: callers pass temporaries such as node_where + ".attribute".
+  FieldReader(const std::string& origin, std::string where, std::span<const std::byte> bytes)
+      : origin_(origin), where_(std::move(where)), bytes_(bytes) {}
 
   bool next(Field& f) {
     if (pos_ == bytes_.size()) return false;
@@ -138,7 +140,7 @@ class FieldReader {
   }
 
   const std::string& origin_;
-  const std::string& where_;
+  std::string where_;
   std::span<const std::byte> bytes_;
   std::size_t pos_ = 0;
   std::size_t start_ = 0;

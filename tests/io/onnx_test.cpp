@@ -300,6 +300,17 @@ TEST(Onnx, MalformedProtobuf) {
   EXPECT_ERROR(Proto().raw(std::string(1, '\0')).str(), "invalid field number 0");
 }
 
+// Found by fuzz/onnx_fuzz.cpp: an error inside an attribute read a dangling name of the message
+// (the reader kept a reference to a temporary string). Run under the debug preset's ASan.
+TEST(Onnx, ErrorInsideAnAttributeNamesIt) {
+  const Proto node = Proto().bytes(4, "If").raw(
+      "\x2a\x04\x0a\x05"
+      "ab");  // name claims 5 bytes, has 2
+  EXPECT_ERROR(
+      Proto().varint(1, 8).message(7, Proto().message(1, node)).str(),
+      "bad.onnx: graph.node[0] '' (If).attribute: field 1 claims 5 bytes, but its message has 2 left");
+}
+
 TEST(Onnx, LyingTensors) {
   EXPECT_ERROR(model_with(f32_tensor({2, 3}, 20)), "raw_data has 20 bytes, but FLOAT [2, 3] needs 24 bytes");
   EXPECT_ERROR(model_with(f32_tensor({-1}, 0)), "dims[0] is -1");
