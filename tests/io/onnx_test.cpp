@@ -8,8 +8,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "readers.hpp"
@@ -367,6 +369,37 @@ TEST(Onnx, SniffingByContent) {
   std::string st = std::string("\x08\x07\x12\x00\x00\x00\x00\x00", 8) + "{\"a\":1}";
   EXPECT_EQ(detail::sniff(bytes(st)), detail::Format::safetensors);
   EXPECT_EQ(detail::sniff(bytes(std::string("\x93NUMPY\x01\x00", 8))), detail::Format::npy);
+}
+
+// Protobuf has no magic number: the sniffer must not take other files for ONNX. Every numpy
+// fixture, and the serialized TensorProtos next to each conformance model, are not ModelProtos.
+TEST(Onnx, SnifferLeavesOtherFilesAlone) {
+  const auto sniff_file = [](const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return std::pair(detail::sniff(std::as_bytes(std::span(bytes))),
+                     detail::starts_like_onnx(std::as_bytes(std::span(bytes))));
+  };
+  const std::filesystem::path fixtures = std::filesystem::path(fixture("")).parent_path().parent_path();
+  std::size_t checked = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(fixtures)) {
+    if (!entry.is_regular_file()) continue;
+    const std::string ext = entry.path().extension().string();
+    if (ext != ".safetensors" && ext != ".npy" && ext != ".npz" && ext != ".pb" && ext != ".data") continue;
+    const auto [format, starts] = sniff_file(entry.path());
+    EXPECT_NE(format, detail::Format::onnx) << entry.path();
+    EXPECT_FALSE(starts) << entry.path();
+    ++checked;
+  }
+  const std::string root = load_json(fixture("testdata.json")).at("root");
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
+    if (entry.path().extension() != ".pb") continue;
+    const auto [format, starts] = sniff_file(entry.path());
+    EXPECT_NE(format, detail::Format::onnx) << entry.path();
+    EXPECT_FALSE(starts) << entry.path();
+    ++checked;
+  }
+  EXPECT_GT(checked, 2000u);
 }
 
 TEST(Onnx, DamagedFileNamesTheProblem) {
