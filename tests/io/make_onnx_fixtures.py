@@ -5,7 +5,7 @@ the answers the tests compare against. Usage: make_onnx_fixtures.py OUT_DIR [TES
 OUT_DIR/*.onnx (+ external/model.data): small models covering raw_data of every dtype tfdebug
 reads, typed fields, external data, Constant nodes in If branches and Loop bodies, and a STRING
 tensor. OUT_DIR/expected.json: for each fixture, every tensor tfdebug should report (name,
-dtype, shape, values) and how many it should skip. OUT_DIR/testdata.json: for every model.onnx
+dtype, shape, values) and how many it should skip. OUT_DIR/truncated.onnx: a damaged model. OUT_DIR/testdata.json: for every model.onnx
 under TESTDATA_DIR (libonnx-testdata), what onnx.load + numpy_helper find.
 
 Counting rule, the same as src/io/onnx.cpp's Note [ONNX tensors]: every initializer of every
@@ -215,11 +215,17 @@ model = helper.make_model(main, producer_name="make_onnx_fixtures", opset_import
 onnx.checker.check_model(model)
 cf_path = save(model, "control_flow.onnx")
 
+# 4. truncated.onnx: dtypes.onnx cut short, for the error the docs show.
+with open(dtypes_path, "rb") as f:
+    data = f.read()
+with open(os.path.join(out, "truncated.onnx"), "wb") as f:
+    f.write(data[: len(data) // 2])
+
 expected = {os.path.relpath(p, out): expected_tensors(p) for p in (dtypes_path, ext_path, cf_path)}
 with open(os.path.join(out, "expected.json"), "w") as f:
     json.dump(expected, f, indent=1, allow_nan=False)
 
-# 4. Every libonnx-testdata model: counts, parameters and the sum of finite values.
+# 5. Every libonnx-testdata model: counts, parameters and the sum of finite values.
 summary = {}
 for path in sorted(glob.glob(os.path.join(testdata, "**", "model.onnx"), recursive=True)):
     model = onnx.load(path)
