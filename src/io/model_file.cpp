@@ -15,12 +15,18 @@ namespace tfdebug::io {
 struct ModelFile::Storage {
   std::vector<std::unique_ptr<MappedFile>> maps;
   detail::OwnedBuffers owned;
+  std::map<std::string, std::span<const std::byte>> external;  // ONNX external data, by path
+  std::unique_ptr<ModelGraph> graph;                           // the first ONNX model's graph
 };
 
 ModelFile::ModelFile() : storage_(std::make_unique<Storage>()) {}
 ModelFile::ModelFile(ModelFile&&) noexcept = default;
 ModelFile& ModelFile::operator=(ModelFile&&) noexcept = default;
 ModelFile::~ModelFile() = default;
+
+const ModelGraph* ModelFile::graph() const noexcept {
+  return storage_->graph.get();
+}
 
 namespace detail {
 
@@ -36,6 +42,7 @@ Format sniff(std::span<const std::byte> bytes) {
     return is_pytorch_zip(bytes) ? Format::pytorch : Format::npz;
   }
   if (bytes.size() >= 4 && std::memcmp(bytes.data(), "GGUF", 4) == 0) return Format::gguf;
+  if (is_onnx(bytes)) return Format::onnx;
   if (bytes.size() >= 9 && static_cast<char>(bytes[8]) == '{') return Format::safetensors;
   // A JSON document with a weight_map: a sharded safetensors index.
   std::size_t i = 0;
@@ -64,8 +71,8 @@ const char* describe_unknown(std::span<const std::byte> bytes) {
     return "a legacy PyTorch checkpoint (torch.save before 1.6, or _use_new_zipfile_serialization=False), "
            "which tfdebug does not read; re-save it with torch.save in PyTorch >= 1.6";
   }
-  return "not a format tfdebug recognises (it reads safetensors, sharded safetensors indexes, GGUF, .npy, .npz "
-         "and PyTorch torch.save files)";
+  return "not a format tfdebug recognises (it reads safetensors, sharded safetensors indexes, GGUF, .npy, .npz, "
+         "PyTorch torch.save files and ONNX)";
 }
 
 class Builder {
@@ -101,12 +108,40 @@ class Builder {
       case detail::Format::safetensors_index:
         add_index(path, bytes, tensors, meta, formats, files);
         return;
+      case detail::Format::onnx:
+        add_onnx(path, bytes, tensors, meta);
+        formats.insert("onnx");
+        break;
       case detail::Format::unknown:
         if (from_folder) return;  // folders may hold other files
-        throw Error(path + ": " + describe_unknown(bytes));
+        // Starts like ONNX but the sniffer's scan failed: a damaged model (the reader names
+        // what is wrong) or one without a graph.
+        if (!detail::starts_like_onnx(bytes)) throw Error(path + ": " + describe_unknown(bytes));
+        add_onnx(path, bytes, tensors, meta);
+        formats.insert("onnx");
+        break;
     }
     files.push_back(path);
     storage_.maps.push_back(std::move(map));
+  }
+
+  void add_onnx(const std::string& path, std::span<const std::byte> bytes, std::vector<NamedTensor>& tensors,
+                std::map<std::string, std::string>& meta) {
+    const fs::path folder = fs::path(path).parent_path();
+    // Each external file is mapped once, however many tensors it holds.
+    const detail::ExternalData external = [&](const std::string& location) {
+      const std::string file = (folder / location).lexically_normal().string();
+      const auto it = storage_.external.find(file);
+      if (it != storage_.external.end()) return it->second;
+      auto map = std::make_unique<MappedFile>(file);
+      const std::span<const std::byte> mapped = map->bytes();
+      storage_.maps.push_back(std::move(map));
+      storage_.external.emplace(file, mapped);
+      return mapped;
+    };
+    auto graph = std::make_unique<ModelGraph>();
+    detail::read_onnx(path, bytes, external, tensors, meta, storage_.owned, *graph);
+    if (!storage_.graph) storage_.graph = std::move(graph);
   }
 
   void add_index(const std::string& path, std::span<const std::byte> bytes, std::vector<NamedTensor>& tensors,

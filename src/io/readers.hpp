@@ -4,12 +4,14 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "tfdebug/io/model_file.hpp"
+#include "tfdebug/io/model_graph.hpp"
 
 namespace tfdebug::io::detail {
 
@@ -42,7 +44,24 @@ void read_pytorch(const std::string& origin, std::span<const std::byte> bytes, s
 // A readable ZIP archive with a data.pkl entry (torch.save, or torch.jit.save: read_pytorch refuses).
 bool is_pytorch_zip(std::span<const std::byte> bytes) noexcept;
 
-enum class Format { safetensors, npy, npz, gguf, safetensors_index, pytorch, unknown };
+// Maps an external data file an ONNX model names, relative to the model's folder (read_onnx has
+// already refused absolute paths and ".."), and returns its bytes, valid while the ModelFile
+// lives. Throws tfdebug::Error when the file cannot be opened.
+using ExternalData = std::function<std::span<const std::byte>(const std::string& location)>;
+
+// An ONNX ModelProto (Note [ONNX tensors] in onnx.cpp says which tensors): raw_data and external
+// data become views, typed fields (float_data, int32_data, ...) are decoded into `owned`.
+// `graph` receives the model's graph summary.
+void read_onnx(const std::string& origin, std::span<const std::byte> bytes, const ExternalData& external,
+               std::vector<NamedTensor>& out, std::map<std::string, std::string>& metadata,
+               OwnedBuffers& owned, ModelGraph& graph);
+// True when the top-level fields of `bytes` are those of an ONNX ModelProto (protobuf has no magic).
+bool is_onnx(std::span<const std::byte> bytes);
+// True when the first bytes look like a ModelProto (ir_version, then a ModelProto key): a file
+// that starts so but is not is_onnx is reported as a damaged ONNX model.
+bool starts_like_onnx(std::span<const std::byte> bytes);
+
+enum class Format { safetensors, npy, npz, gguf, safetensors_index, pytorch, onnx, unknown };
 // Recognises a format by its first bytes (and, for JSON, by the index's "weight_map").
 Format sniff(std::span<const std::byte> bytes);
 

@@ -8,11 +8,13 @@
 // Formats: safetensors (a single file, or a sharded checkpoint through its
 // *.safetensors.index.json), NumPy .npy (format versions 1, 2 and 3; C and Fortran order;
 // little- and big-endian), .npz (stored or deflated, ZIP64; deflated arrays are decompressed into
-// memory the ModelFile owns, stored ones are read in place), and PyTorch torch.save checkpoints
-// (the zip format of PyTorch >= 1.6: .pt, .pth, pytorch_model.bin; data.pkl is interpreted by a
-// restricted unpickler that runs nothing; tensors are views into the file). A folder opens every
-// file in it that is one of these. Bad input
-// throws tfdebug::Error with one line naming the file and the problem.
+// memory the ModelFile owns, stored ones are read in place), GGUF v2/v3 (plain tensors as views,
+// block-quantised ones as QuantizedViews), PyTorch torch.save checkpoints (the zip format of
+// PyTorch >= 1.6: .pt, .pth, pytorch_model.bin; data.pkl is interpreted by a restricted
+// unpickler that runs nothing; tensors are views into the file), and ONNX models (initializers
+// and Constant-node tensors of every graph and subgraph; external data files; the graph itself
+// through graph()). A folder opens every file in it that is one of these. Bad input throws
+// tfdebug::Error with one line naming the file and the problem.
 #pragma once
 
 #include <map>
@@ -25,6 +27,7 @@
 
 #include "tfdebug/core/quantized.hpp"
 #include "tfdebug/core/tensor_view.hpp"
+#include "tfdebug/io/model_graph.hpp"
 
 namespace tfdebug::io {
 
@@ -64,6 +67,9 @@ class ModelFile {
   const std::map<std::string, std::string>& metadata() const noexcept { return metadata_; }
   // "safetensors", "npy", "npz", "pytorch", or a "+"-joined list for a folder of several formats.
   const std::string& format() const noexcept { return format_; }
+  // The graph of an ONNX model (for a folder, of its first .onnx file); null for formats without
+  // a graph.
+  const ModelGraph* graph() const noexcept;
 
   struct Storage;  // mapped files and converted copies that the views point into
 
