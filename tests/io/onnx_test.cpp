@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "fixtures.hpp"
 #include "readers.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/io/model_file.hpp"
@@ -22,8 +23,7 @@ namespace tfdebug::io {
 namespace {
 
 std::string fixture(const std::string& name) {
-  const char* dir = std::getenv("TFDEBUG_IO_FIXTURES");
-  return std::string(dir != nullptr ? dir : "build/fixtures") + "/onnx/" + name;
+  return test_support::fixture("onnx/" + name);
 }
 
 nlohmann::json load_json(const std::string& path) {

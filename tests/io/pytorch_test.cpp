@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "fixtures.hpp"
 #include "readers.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/io/model_file.hpp"
@@ -23,8 +24,7 @@ using namespace std::string_literals;  // "\0" inside pickle bytes
 
 // Written by tests/io/make_torch_fixtures.py (torch) into <io fixtures>/torch (CTest fixture).
 std::string torch_fixture(const std::string& name) {
-  const char* dir = std::getenv("TFDEBUG_IO_FIXTURES");
-  return std::string(dir != nullptr ? dir : "build/fixtures") + "/torch/" + name;
+  return test_support::fixture("torch/" + name);
 }
 
 std::vector<std::byte> read_all(const std::string& path) {
@@ -35,12 +35,7 @@ std::vector<std::byte> read_all(const std::string& path) {
   return out;
 }
 
-const NamedTensor& find(const ModelFile& m, const std::string& name) {
-  for (const auto& t : m.tensors()) {
-    if (t.name == name) return t;
-  }
-  throw std::runtime_error("no tensor " + name);
-}
+using test_support::find;
 
 // Every element of `a` equals the same element of `b`, visited in row-major order.
 void expect_same_values(const TensorView& a, const TensorView& b) {
@@ -205,8 +200,7 @@ TEST(PyTorch, ViewsPointIntoTheFileBytes) {
 }
 
 TEST(PyTorch, NpzIsNotMistakenForPyTorchAndStoredNpzIsZeroCopy) {
-  const char* dir = std::getenv("TFDEBUG_IO_FIXTURES");
-  const std::string npz = std::string(dir != nullptr ? dir : "build/fixtures") + "/archive.npz";
+  const std::string npz = test_support::fixture("archive.npz");
   EXPECT_EQ(ModelFile::open(npz).format(), "npz");
   const std::vector<std::byte> bytes = read_all(npz);
   std::vector<NamedTensor> out;
