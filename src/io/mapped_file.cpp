@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include "tfdebug/core/error.hpp"
@@ -32,6 +34,19 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
     data_ = static_cast<const std::byte*>(p);
   }
   ::close(fd);
+}
+
+void MappedFile::drop_pages(const void* data, std::size_t size) const noexcept {
+  const auto begin = reinterpret_cast<std::uintptr_t>(data);
+  const auto lo = reinterpret_cast<std::uintptr_t>(data_);
+  if (data_ == nullptr || begin < lo || begin - lo >= size_) return;
+  const std::uintptr_t end = begin + std::min(size, size_ - (begin - lo));
+  static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const std::uintptr_t first = (begin + page - 1) / page * page;
+  const std::uintptr_t last = end / page * page;
+  // A private, read-only file mapping: MADV_DONTNEED drops the page table entries; the next
+  // read faults the same file bytes back in from the page cache.
+  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
 MappedFile::~MappedFile() {

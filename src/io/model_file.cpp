@@ -20,6 +20,10 @@ struct ModelFile::Storage {
 };
 
 ModelFile::ModelFile() : storage_(std::make_unique<Storage>()) {}
+
+void ModelFile::drop_pages(const void* data, std::size_t size) const noexcept {
+  for (const auto& map : storage_->maps) map->drop_pages(data, size);
+}
 ModelFile::ModelFile(ModelFile&&) noexcept = default;
 ModelFile& ModelFile::operator=(ModelFile&&) noexcept = default;
 ModelFile::~ModelFile() = default;

@@ -252,7 +252,10 @@ void run_inspect(const InspectArgs& args) {
       std::fprintf(stderr, "\rinspecting %s", progress_bar(done, total).c_str());
     };
   }
-  const std::vector<TensorScan> scans = scan_tensors(selected, options, args.threads, progress);
+  const auto release = [&models](const void* data, std::size_t bytes) {
+    for (const auto& m : models) m.drop_pages(data, bytes);
+  };
+  const std::vector<TensorScan> scans = scan_tensors(selected, options, args.threads, progress, release);
   if (progress) std::fprintf(stderr, "\r\033[K");
   struct Row {
     const io::NamedTensor* tensor;

@@ -6,9 +6,14 @@
 // tensors go to threads in file order, so large and small tensors alike keep every core busy.
 //
 // Note [Sampled sparkline]: the 12-bin sparkline needs the tensor's range first. Rather than a
-// second pass, it counts a sample taken after the pass: every value of tensors up to 65,536
-// values, otherwise 16 evenly spaced runs of 4,096 consecutive values. It is a picture, not a
-// statistic; the statistics are over every value.
+// second pass, it counts a sample copied during the pass (SamplePlan): every value of tensors up
+// to 65,536 values, otherwise 16 evenly spaced runs of 4,096 consecutive values. It is a
+// picture, not a statistic; the statistics are over every value.
+//
+// Note [Released pages]: after each piece its file pages are handed back (ModelFile::drop_pages:
+// MADV_DONTNEED on the read-only mapping; the page cache keeps them), so resident memory stays a
+// few pieces however large the checkpoint. Nothing may touch a piece's bytes afterwards: with
+// the kernel's large page-cache folios one touch maps megabytes back in.
 #include "tensor_scan.hpp"
 
 #include <algorithm>
@@ -88,48 +93,64 @@ void scan_rows(const TensorView& block, std::int64_t first_row, double* row_abs_
   }
 }
 
-void sample_histogram(const io::NamedTensor& t, TensorScan& out) {
+// Note [Sampled sparkline]: which values the sparkline counts. Runs of consecutive values in
+// logical order, copied while the pass reads them (the file pages are released after each
+// piece, and with large page-cache folios touching them again maps megabytes back in).
+struct SamplePlan {
+  std::int64_t run = 0;             // values per run
+  std::vector<std::int64_t> start;  // first value of each run
+  DType dtype = DType::f32;         // of the copied values (f32 for decoded blocks)
+  std::vector<std::byte> values;    // runs back to back
+};
+
+SamplePlan plan_sample(const io::NamedTensor& t) {
+  SamplePlan plan;
+  const std::int64_t n = t.numel();
+  if (n == 0 || (!t.quantized && !t.view.is_contiguous())) return plan;  // strided: histogram of all
+  plan.dtype = t.quantized ? DType::f32 : t.view.dtype();
+  if (n <= kSampleRuns * kSampleRun) {
+    plan.run = n;
+    plan.start = {0};
+  } else {
+    plan.run = kSampleRun;
+    for (std::int64_t i = 0; i < kSampleRuns; ++i) plan.start.push_back(i * (n - kSampleRun) / (kSampleRuns - 1));
+  }
+  plan.values.resize(static_cast<std::size_t>(plan.run) * plan.start.size() * dtype_size(plan.dtype));
+  return plan;
+}
+
+// Copies the sampled values among the block's [first, first + count) (contiguous at `data`).
+void copy_sample(SamplePlan& plan, const std::byte* data, std::int64_t first, std::int64_t count) {
+  const auto elem = static_cast<std::int64_t>(dtype_size(plan.dtype));
+  for (std::size_t j = 0; j < plan.start.size(); ++j) {
+    const std::int64_t lo = std::max(plan.start[j], first);
+    const std::int64_t hi = std::min(plan.start[j] + plan.run, first + count);
+    if (lo >= hi) continue;
+    std::memcpy(plan.values.data() + (static_cast<std::int64_t>(j) * plan.run + lo - plan.start[j]) * elem,
+                data + (lo - first) * elem, static_cast<std::size_t>((hi - lo) * elem));
+  }
+}
+
+void sample_histogram(const io::NamedTensor& t, const SamplePlan& plan, TensorScan& out) {
   const Stats& s = out.stats;
   if (s.finite() == 0) return;
-  const std::int64_t n = t.numel();
-  auto add = [&](const TensorView& v) {
-    Histogram h = histogram_fixed(v, kSparkBins, s.min, s.max);
-    if (out.histogram.counts.empty()) {
-      out.histogram = std::move(h);
-    } else {
-      for (std::size_t i = 0; i < h.counts.size(); ++i) out.histogram.counts[i] += h.counts[i];
-    }
-  };
-  if (t.quantized) {
-    const BlockFormatInfo& info = block_format_info(t.quantized->format);
-    const std::int64_t run = std::min(n, n <= kSampleRuns * kSampleRun ? n : kSampleRun);
-    const std::int64_t runs = n <= kSampleRuns * kSampleRun ? 1 : kSampleRuns;
-    std::vector<float> values(static_cast<std::size_t>(run));
-    for (std::int64_t i = 0; i < runs; ++i) {
-      std::int64_t start = runs == 1 ? 0 : i * (n - run) / (runs - 1);
-      start -= start % info.block_elements;
-      dequantize(t.quantized->format, t.quantized->data + start / info.block_elements * info.block_bytes,
-                 run / info.block_elements, values.data());
-      add(TensorView(values.data(), DType::f32, {run}));
-    }
+  if (plan.start.empty()) {
+    out.histogram = histogram_fixed(t.view, kSparkBins, s.min, s.max);
     return;
   }
-  const TensorView& v = t.view;
-  if (n <= kSampleRuns * kSampleRun || !v.is_contiguous()) {
-    add(v);
-    return;
-  }
-  const auto* base = static_cast<const std::byte*>(v.data());
-  for (std::int64_t i = 0; i < kSampleRuns; ++i) {
-    const std::int64_t start = i * (n - kSampleRun) / (kSampleRuns - 1);
-    add(TensorView(base + start * static_cast<std::int64_t>(v.element_size()), v.dtype(), {kSampleRun}));
-  }
+  const std::int64_t total = plan.run * static_cast<std::int64_t>(plan.start.size());
+  out.histogram = histogram_fixed(TensorView(plan.values.data(), plan.dtype, {total}), kSparkBins, s.min, s.max);
 }
 
 class Scanner {
  public:
-  Scanner(std::span<const io::NamedTensor* const> tensors, const StatsOptions& options)
-      : tensors_(tensors), options_(options), scans_(tensors.size()), pieces_left_(tensors.size()) {
+  Scanner(std::span<const io::NamedTensor* const> tensors, const StatsOptions& options,
+          std::function<void(const void*, std::size_t)> release)
+      : tensors_(tensors),
+        options_(options),
+        release_(std::move(release)),
+        scans_(tensors.size()),
+        pieces_left_(tensors.size()) {
     options_.threads = 1;  // parallel over pieces instead
     for (std::size_t i = 0; i < tensors.size(); ++i) {
       const io::NamedTensor& t = *tensors[i];
@@ -141,6 +162,7 @@ class Scanner {
       for (std::int64_t r = 0; r < rows; r += per_piece)
         pieces_.push_back({i, r, std::min(rows, r + per_piece)});
       pieces_left_[i] = static_cast<int>(pieces_.size() - first_piece_.back());
+      samples_.push_back(plan_sample(t));
       if (is_matrix(t)) {
         scans_[i].matrix = true;
         scans_[i].row_abs_max.assign(static_cast<std::size_t>(rows), 0.0);
@@ -196,6 +218,10 @@ class Scanner {
     const DType dtype = t.quantized ? DType::f32 : t.view.dtype();
     result.stats.emplace(dtype, options_);
     const std::int64_t row_len = row_length(t);
+    const std::int64_t row_bytes = t.quantized
+                                       ? row_len / block_format_info(t.quantized->format).block_elements *
+                                             block_format_info(t.quantized->format).block_bytes
+                                       : row_len * static_cast<std::int64_t>(t.view.element_size());
     if (scan.matrix) result.column_nonzero.assign(static_cast<std::size_t>(t.shape()[1]), 0);
     const std::int64_t block_rows =
         std::max<std::int64_t>(1, kBlockValues / std::max<std::int64_t>(1, row_len));
@@ -220,16 +246,20 @@ class Scanner {
         result.first_nonfinite = r * row_len + first_nonfinite_in(block);
       }
       result.stats->merge_from(block_stats);
+      if (!samples_[piece.tensor].start.empty()) {
+        copy_sample(samples_[piece.tensor], static_cast<const std::byte*>(block.data()), r * row_len,
+                    (r_end - r) * row_len);
+      }
       if (scan.matrix)
         scan_rows(block, r, scan.row_abs_max.data() + r, dead_rows_[p], result.column_nonzero, row_zero);
-      bytes_done_.fetch_add(
-          static_cast<std::int64_t>(
-              t.quantized
-                  ? static_cast<std::size_t>((r_end - r) * row_len) *
-                        block_format_info(t.quantized->format).block_bytes /
-                        static_cast<std::size_t>(block_format_info(t.quantized->format).block_elements)
-                  : static_cast<std::size_t>((r_end - r) * row_len) * t.view.element_size()),
-          std::memory_order_relaxed);
+      bytes_done_.fetch_add((r_end - r) * row_bytes, std::memory_order_relaxed);
+    }
+    // Note [One pass]: the piece's file pages are not needed again (the sparkline sample and a
+    // NaN search re-read a few), so resident memory stays a few pieces per thread.
+    if (release_ && (t.quantized || t.view.is_contiguous()) && piece.row_end > piece.row_begin) {
+      const auto* base = t.quantized ? t.quantized->data : static_cast<const std::byte*>(t.view.data());
+      release_(base + piece.row_begin * row_bytes,
+               static_cast<std::size_t>((piece.row_end - piece.row_begin) * row_bytes));
     }
   }
 
@@ -266,16 +296,19 @@ class Scanner {
       dead_rows_[p].clear();
       dead_rows_[p].shrink_to_fit();
     }
-    sample_histogram(t, scan);
+    sample_histogram(t, samples_[i], scan);
+    samples_[i] = SamplePlan{};
   }
 
   std::span<const io::NamedTensor* const> tensors_;
   StatsOptions options_;
+  std::function<void(const void*, std::size_t)> release_;
   std::vector<TensorScan> scans_;
   std::vector<std::atomic<int>> pieces_left_;
   std::vector<Piece> pieces_;
   std::vector<std::size_t> first_piece_;
   std::vector<PieceResult> results_;
+  std::vector<SamplePlan> samples_;  // per tensor; pieces write disjoint runs
   std::vector<std::vector<std::int64_t>> dead_rows_;
   std::int64_t total_bytes_ = 0;
   std::atomic<std::size_t> next_{0};
@@ -289,8 +322,9 @@ class Scanner {
 
 std::vector<TensorScan> scan_tensors(std::span<const io::NamedTensor* const> tensors,
                                      const StatsOptions& options, int threads,
-                                     const std::function<void(std::int64_t, std::int64_t)>& progress) {
-  Scanner scanner(tensors, options);
+                                     const std::function<void(std::int64_t, std::int64_t)>& progress,
+                                     const std::function<void(const void*, std::size_t)>& release) {
+  Scanner scanner(tensors, options, release);
   return scanner.run(threads, progress);
 }
 

@@ -5,6 +5,7 @@
 // so a tensor's memory is read once (Note [One pass] in tensor_scan.cpp).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -29,10 +30,13 @@ struct TensorScan {
 inline constexpr int kSparkBins = 12;
 
 // Scans every tensor on `threads` threads (0: one per core). `progress(done, total)` is called
-// from the calling thread a few times a second with bytes scanned so far, when given.
+// from the calling thread a few times a second with bytes scanned so far, when given;
+// `release(data, bytes)` after each piece with the bytes it read (e.g. ModelFile::drop_pages,
+// so that resident memory stays a few pieces however large the files are).
 std::vector<TensorScan> scan_tensors(std::span<const io::NamedTensor* const> tensors,
                                      const StatsOptions& options, int threads,
-                                     const std::function<void(std::int64_t, std::int64_t)>& progress = {});
+                                     const std::function<void(std::int64_t, std::int64_t)>& progress = {},
+                                     const std::function<void(const void*, std::size_t)>& release = {});
 
 // Whether two tensors hold the same dtype, shape and bytes.
 bool same_values(const io::NamedTensor& a, const io::NamedTensor& b);

@@ -19,6 +19,10 @@ class MappedFile {
   MappedFile& operator=(const MappedFile&) = delete;
 
   std::span<const std::byte> bytes() const noexcept { return {data_, size_}; }
+  // Lets the OS unmap the whole pages inside [data, data + size) from this process: they stay
+  // in the page cache, and reading them again maps them again. Keeps a one-pass scan's resident
+  // memory small. Bytes outside this mapping are left alone.
+  void drop_pages(const void* data, std::size_t size) const noexcept;
   const std::string& path() const noexcept { return path_; }
 
  private:

@@ -70,6 +70,9 @@ class ModelFile {
   // The graph of an ONNX model (for a folder, of its first .onnx file); null for formats without
   // a graph.
   const ModelGraph* graph() const noexcept;
+  // MappedFile::drop_pages for whichever of this model's mapped files holds `data`; memory the
+  // ModelFile owns (decompressed or converted copies) is never touched.
+  void drop_pages(const void* data, std::size_t size) const noexcept;
 
   struct Storage;  // mapped files and converted copies that the views point into
 
