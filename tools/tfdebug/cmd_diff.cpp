@@ -202,7 +202,9 @@ void run_diff(const DiffArgs& args) {
                           {"shape_changes", shape_changes},
                           {"dtype_changes", dtype_changes},
                           {"identical", same}};
-    out["renamed"] = a_renamed ? nlohmann::json("a") : b_renamed ? nlohmann::json("b") : nlohmann::json(nullptr);
+    out["renamed"] = a_renamed   ? nlohmann::json("a")
+                     : b_renamed ? nlohmann::json("b")
+                                 : nlohmann::json(nullptr);
     out["tensors"] = nlohmann::json::array();
     for (const Changed* c : ranked) {
       nlohmann::json j = {{"name", c->name},
@@ -291,7 +293,8 @@ void register_diff(CLI::App& app) {
   auto args = std::make_shared<DiffArgs>();
   CLI::App* cmd =
       app.add_subcommand("diff", "What changed between two checkpoints (any formats tfdebug reads)");
-  cmd->add_option("a", args->a, "The first checkpoint (file, index or folder)")->required();
+  cmd->add_option("a", args->a, "The first checkpoint (file, index or folder; any format inspect reads)")
+      ->required();
   cmd->add_option("b", args->b, "The second checkpoint")->required();
   cmd->add_option("--rtol", args->rtol, "Relative tolerance of allclose")->capture_default_str();
   cmd->add_option("--atol", args->atol, "Absolute tolerance of allclose")->capture_default_str();

@@ -412,15 +412,15 @@ void register_inspect(CLI::App& app) {
   CLI::App* cmd =
       app.add_subcommand("inspect", "Is this checkpoint healthy? Per-tensor statistics and findings");
   cmd->add_option("path", args->paths,
-                  "safetensors files, sharded indexes (*.safetensors.index.json), .npy files, folders")
+                  "Model files or folders: safetensors (or a *.safetensors.index.json), GGUF, PyTorch "
+                  ".pt/.bin, ONNX, .npy, .npz")
       ->required();
   cmd->add_option("--filter", args->filter, "Only tensors whose name matches this glob, e.g. '*.attn.*'");
   cmd->add_option("--target-dtype", args->target,
                   "Flag values beyond this dtype's range (f16, bf16, fp8-e4m3, ...)");
   cmd->add_option("--fail-on", args->fail_on,
                   "Exit 1 when a finding reaches this severity: error, warning, info");
-  cmd->add_option("--threads", args->threads, "Worker threads per tensor (0 = one per core)")
-      ->capture_default_str();
+  cmd->add_option("--threads", args->threads, "Worker threads (0 = one per core)")->capture_default_str();
   cmd->add_flag("--json", args->json, "Machine-readable output (schema in docs/inspect.md)");
   cmd->callback([args] { run_inspect(*args); });
 }
