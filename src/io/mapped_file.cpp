@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdint>
 #include <cstring>
 
 #include "tfdebug/core/error.hpp"
@@ -37,16 +36,17 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
 }
 
 void MappedFile::drop_pages(const void* data, std::size_t size) const noexcept {
-  const auto begin = reinterpret_cast<std::uintptr_t>(data);
-  const auto lo = reinterpret_cast<std::uintptr_t>(data_);
-  if (data_ == nullptr || begin < lo || begin - lo >= size_) return;
-  const std::uintptr_t end = begin + std::min(size, size_ - (begin - lo));
-  static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const std::uintptr_t first = (begin + page - 1) / page * page;
-  const std::uintptr_t last = end / page * page;
+  const auto* begin = static_cast<const std::byte*>(data);
+  if (data_ == nullptr || begin < data_ || begin >= data_ + size_) return;
+  const std::byte* end = begin + std::min(size, static_cast<std::size_t>(data_ + size_ - begin));
+  static const auto kPage = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  // Whole pages only, counted from the mapping's start (page-aligned): the first page that
+  // starts at or after `begin`, up to the last that ends at or before `end`.
+  const auto first = (static_cast<std::size_t>(begin - data_) + kPage - 1) / kPage * kPage;
+  const auto last = static_cast<std::size_t>(end - data_) / kPage * kPage;
   // A private, read-only file mapping: MADV_DONTNEED drops the page table entries; the next
   // read faults the same file bytes back in from the page cache.
-  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+  if (last > first) ::madvise(const_cast<std::byte*>(data_ + first), last - first, MADV_DONTNEED);
 }
 
 MappedFile::~MappedFile() {

@@ -75,7 +75,8 @@ const char* describe_unknown(std::span<const std::byte> bytes) {
     return "a legacy PyTorch checkpoint (torch.save before 1.6, or _use_new_zipfile_serialization=False), "
            "which tfdebug does not read; re-save it with torch.save in PyTorch >= 1.6";
   }
-  return "not a format tfdebug recognises (it reads safetensors, sharded safetensors indexes, GGUF, .npy, .npz, "
+  return "not a format tfdebug recognises (it reads safetensors, sharded safetensors indexes, GGUF, .npy, "
+         ".npz, "
          "PyTorch torch.save files and ONNX)";
 }
 

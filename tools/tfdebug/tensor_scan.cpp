@@ -113,7 +113,8 @@ SamplePlan plan_sample(const io::NamedTensor& t) {
     plan.start = {0};
   } else {
     plan.run = kSampleRun;
-    for (std::int64_t i = 0; i < kSampleRuns; ++i) plan.start.push_back(i * (n - kSampleRun) / (kSampleRuns - 1));
+    for (std::int64_t i = 0; i < kSampleRuns; ++i)
+      plan.start.push_back(i * (n - kSampleRun) / (kSampleRuns - 1));
   }
   plan.values.resize(static_cast<std::size_t>(plan.run) * plan.start.size() * dtype_size(plan.dtype));
   return plan;
@@ -139,7 +140,8 @@ void sample_histogram(const io::NamedTensor& t, const SamplePlan& plan, TensorSc
     return;
   }
   const std::int64_t total = plan.run * static_cast<std::int64_t>(plan.start.size());
-  out.histogram = histogram_fixed(TensorView(plan.values.data(), plan.dtype, {total}), kSparkBins, s.min, s.max);
+  out.histogram =
+      histogram_fixed(TensorView(plan.values.data(), plan.dtype, {total}), kSparkBins, s.min, s.max);
 }
 
 class Scanner {
