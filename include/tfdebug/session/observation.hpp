@@ -1,0 +1,67 @@
+// What producers hand to a Session: the LibTorch adapter (tfdebug::torch), the probe API, or any
+// other framework. A producer calls begin_step, then observe for each tensor it sees (from any
+// thread), then end_step. This is the whole contract between producers and the hub
+// (../shared/DESIGN.md: one data path).
+//
+//   sink.begin_step(step);
+//   sink.observe({step, tfdebug::Phase::forward, tfdebug::Role::output, "blocks.1.mlp", "aten::log",
+//                 view, /*inputs_finite=*/true});
+//   sink.end_step(step, loss);
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "tfdebug/core/tensor_view.hpp"
+
+namespace tfdebug {
+
+enum class Phase : std::uint8_t { forward, backward, optimizer };
+// "forward", "backward", "optimizer".
+std::string_view phase_name(Phase phase) noexcept;
+
+// What the observed tensor is.
+enum class Role : std::uint8_t {
+  output,     // an op's (or a module's) output, in any phase; backward ops output gradients
+  parameter,  // a parameter's value; `op` is the parameter's full name
+  gradient,   // a parameter's gradient after backward; `op` is the parameter's full name
+  update,     // what the optimizer step changed (new value - old value); `op` the parameter
+};
+// "output", "parameter", "gradient", "update".
+std::string_view role_name(Role role) noexcept;
+
+struct Observation {
+  std::int64_t step = 0;
+  Phase phase = Phase::forward;
+  Role role = Role::output;
+  std::string_view module;  // module path, e.g. "blocks.1.attn"; "" at the top level or unknown
+  std::string_view op;      // "aten::log" for outputs; the parameter's name for the other roles
+  TensorView value;         // valid only during the call
+  // Outputs only: whether every floating-point input of the op was finite, when the producer
+  // knows. Finite inputs and a non-finite output make this op the producer of a bad value;
+  // non-finite inputs make it a propagator.
+  std::optional<bool> inputs_finite;
+};
+
+// How much a producer observes. A Session raises watch to diagnose for the following steps when
+// a rule trips; producers read tier() at each begin_step.
+enum class Tier : std::uint8_t {
+  watch,     // module outputs, parameters, gradients and updates
+  diagnose,  // also every op's output, forward and backward
+};
+
+class ObservationSink {
+ public:
+  virtual ~ObservationSink() = default;
+  virtual void begin_step(std::int64_t step) = 0;
+  virtual void observe(const Observation& observation) = 0;  // thread-safe
+  // `loss`: the step's loss, when the producer knows it.
+  virtual void end_step(std::int64_t step, std::optional<double> loss) = 0;
+  virtual Tier tier() const noexcept = 0;
+  // True when the run was configured to stop at the first error and one was found: the
+  // producer then throws tfdebug::Error from its next safe point (never otherwise).
+  virtual bool should_stop() const noexcept = 0;
+};
+
+}  // namespace tfdebug
