@@ -107,6 +107,14 @@ TEST(Gguf, ExportOfTheSafetensorsModel) {
             reinterpret_cast<std::uintptr_t>(g.tensors().front().view.data()) % 64);
 }
 
+TEST(Gguf, VersionTwo) {
+  const ModelFile m = ModelFile::open(fixture("v2.gguf"));
+  EXPECT_EQ(m.metadata().at("gguf.version"), "2");
+  ASSERT_EQ(m.tensors().size(), 1u);
+  EXPECT_EQ(m.tensors()[0].view.describe(), "f32[2, 3]");
+  EXPECT_EQ(m.tensors()[0].view.at({1, 2}), 5.0);
+}
+
 // --- bad input ------------------------------------------------------------------------------
 
 struct Bytes {

@@ -223,3 +223,7 @@ for name, kind, shape, raw in export:
 gguf_writer.write_gguf(f"{out}/llama_f32.gguf", [
     ("general.architecture", "string", "llama"), ("llama.attention.head_count", "u32", heads),
     ("llama.attention.head_count_kv", "u32", kv_heads)], exact)
+
+# GGUF version 2 (same layout as 3 for little-endian files).
+gguf_writer.write_gguf(f"{out}/v2.gguf", [("general.architecture", "string", "llama")],
+                       [("w", "F32", (2, 3), np.arange(6, dtype=np.float32).tobytes())], version=2)
