@@ -47,6 +47,19 @@ constexpr std::string_view kRebuildParameter = "torch._utils._rebuild_parameter"
 constexpr std::string_view kRebuildParameterWithState = "torch._utils._rebuild_parameter_with_state";
 constexpr std::string_view kOrderedDict = "collections.OrderedDict";
 
+// Modules whose globals exist to run code or touch the system; a pickle naming one is refused
+// (Note [Opaque objects]).
+bool runs_code(std::string_view module) {
+  static constexpr std::string_view kModules[] = {
+      "os", "posix", "nt", "subprocess", "builtins", "__builtin__", "sys", "shutil", "socket", "importlib",
+      "runpy", "pickle", "marshal", "ctypes", "code", "pty", "webbrowser", "io", "operator", "functools", "types"};
+  const std::string_view top = module.substr(0, module.find('.'));
+  for (const std::string_view m : kModules) {
+    if (top == m) return true;
+  }
+  return false;
+}
+
 constexpr int kMaxDepth = 64;               // nesting of dicts and lists in the checkpoint
 constexpr std::size_t kMaxMetadata = 1000;  // scalar leaves kept as metadata
 
@@ -90,10 +103,21 @@ class TorchHooks final : public pickle::Hooks {
           ", a storage type tfdebug does not read (it reads Float Half BFloat16 Double Long Int Short "
           "Char Byte Bool storages)");
     }
-    throw Error(where_ + ": calls " + full +
-                ", which tfdebug does not run (it reads the tensors, dicts, lists "
-                "and plain values of torch.save checkpoints)");
+    // Note [Opaque objects]: training checkpoints also pickle plain Python objects (an
+    // argparse.Namespace of hyperparameters, numpy scalars, torch.device, a torch dtype).
+    // Nothing is ever called: such a global becomes an opaque leaf that is skipped and named in
+    // the metadata. Globals that only make sense to run code (os, subprocess, builtins, ...) and
+    // torch tensor builders tfdebug does not know (sparse, ...) stop the read instead.
+    if (runs_code(module) || full.starts_with("torch._utils._rebuild")) {
+      throw Error(where_ + ": calls " + full +
+                  ", which tfdebug does not run (it reads the tensors, dicts, lists "
+                  "and plain values of torch.save checkpoints)");
+    }
+    opaque_.insert(full);
   }
+
+  bool is_opaque(const std::string& full) const { return opaque_.contains(full); }
+  const std::set<std::string>& opaque() const { return opaque_; }
 
   Value* call(pickle::Unpickler& u, const Value& callable, const Value& args) override {
     const std::string& f = callable.text;
@@ -109,6 +133,11 @@ class TorchHooks final : public pickle::Hooks {
       return args.items[0];
     }
     if (f == kRebuildTensor) return rebuild_tensor(u, args);
+    if (is_opaque(f)) {  // Note [Opaque objects]: the result stands for the object, uncalled
+      Value* v = u.make(Kind::global);
+      v->text = f;
+      return v;
+    }
     u.fail(f + " is not callable");  // a storage type, called instead of named in a persistent id
   }
 
@@ -200,6 +229,7 @@ class TorchHooks final : public pickle::Hooks {
   OwnedBuffers& owned_;
   std::vector<External> externals_;
   std::map<std::string, std::span<const std::byte>> read_;  // storage key -> bytes (CRC checked once)
+  std::set<std::string> opaque_;                             // Note [Opaque objects]
 };
 
 class Flattener {
@@ -320,6 +350,11 @@ void read_pytorch(const std::string& origin, std::span<const std::byte> bytes, s
   const Value& root = unpickler.load();
   Flattener flat(hooks, origin, out, metadata);
   flat.walk(root, root.kind == Kind::external ? std::filesystem::path(origin).stem().string() : "", 0);
+  if (!hooks.opaque().empty()) {
+    std::string names;
+    for (const std::string& n : hooks.opaque()) names += (names.empty() ? "" : ", ") + n;
+    metadata["tfdebug.skipped_objects"] = names;
+  }
 }
 
 }  // namespace tfdebug::io::detail

@@ -114,6 +114,15 @@ header += b" " * (-len(header) % 8)
 with open(os.path.join(out, "both", "model.safetensors"), "wb") as f:
     f.write(struct.pack("<Q", len(header)) + header + grid.numpy().tobytes())
 
+# A training checkpoint that also pickles plain Python objects: hyperparameters in an
+# argparse.Namespace, a numpy scalar, a torch.device and a dtype. Their tensors are read; the
+# objects are skipped (never called) and named in the metadata.
+import argparse  # noqa: E402
+
+save({"model": {"w": grid}, "args": argparse.Namespace(lr=0.1, layers=2), "best": np.float64(0.25),
+      "device": torch.device("cpu"), "dtype": torch.float32, "epoch": 7},
+     "training_checkpoint.pt", {"model.w": grid})
+
 # Files tfdebug refuses.
 torch.save({"a": torch.ones(2)}, os.path.join(out, "legacy.pt"), _use_new_zipfile_serialization=False)
 torch.jit.save(torch.jit.trace(torch.nn.Linear(2, 2), torch.ones(1, 2)), os.path.join(out, "torchscript.pt"))

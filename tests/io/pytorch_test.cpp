@@ -224,6 +224,19 @@ void expect_open_error(const std::string& path, const std::string& phrase) {
   }
 }
 
+// Note [Opaque objects]: Python objects beside the tensors are skipped, never called.
+TEST(PyTorch, TrainingCheckpointWithPythonObjects) {
+  const ModelFile m = ModelFile::open(torch_fixture("training_checkpoint.pt"));
+  ASSERT_EQ(m.tensors().size(), 1u);
+  EXPECT_EQ(m.tensors()[0].name, "model.w");
+  EXPECT_EQ(m.tensors()[0].view.at({2, 3}), 5.5);
+  EXPECT_EQ(m.metadata().at("epoch"), "7");
+  const std::string skipped = m.metadata().at("tfdebug.skipped_objects");
+  EXPECT_NE(skipped.find("argparse.Namespace"), std::string::npos) << skipped;
+  EXPECT_NE(skipped.find("torch.device"), std::string::npos) << skipped;
+  EXPECT_NE(skipped.find("numpy"), std::string::npos) << skipped;
+}
+
 TEST(PyTorch, RefusesWhatItDoesNotRead) {
   expect_open_error(torch_fixture("legacy.pt"), "a legacy PyTorch checkpoint (torch.save before 1.6");
   expect_open_error(torch_fixture("torchscript.pt"), "a TorchScript archive (torch.jit.save)");
