@@ -132,6 +132,23 @@ PY
 check "GGUF files that already share names are matched by name" $py -c "
 import json; j=json.load(open('$work/same_names.json')); assert j['renamed'] is None and not j['missing'], j"
 
+# --tensorboard: a run that an independent reader (tests/export/read_tfevents.py) decodes.
+rm -rf "$work/tb"
+"$tfdebug" inspect "$fx/model.safetensors" --tensorboard "$work/tb" >/dev/null
+check "inspect --tensorboard writes one event file" bash -c "ls '$work/tb' | grep -q '^events.out.tfevents.'"
+/usr/bin/python3 "$(dirname "$0")/../export/read_tfevents.py" "$work"/tb/events.out.tfevents.* >"$work/tb.json"
+check "its histograms, scalars and findings text read back" $py - "$work" <<'PY'
+import json, sys
+j = json.load(open(f"{sys.argv[1]}/tb.json"))
+assert not j["partial_tail"] and j["records"][0]["file_version"] == "brain.Event:2"
+values = {v["tag"]: v for e in j["records"][1:] for v in e["values"]}
+h = values["embed.weight"]["histo"]
+assert h["num"] == 128 and sum(h["bucket"]) == 128 and abs(h["max"] - 0.04489513) < 1e-7, h
+assert values["layers.0.attn.q.weight"]["histo"]["num"] == 62  # NaN and +Inf are not binned
+assert abs(values["zero_fraction/embed.weight"]["simple_value"] - 0.125) < 1e-7
+assert "nonfinite" in values["findings"]["tensor"]["string_val"][0]
+PY
+
 # init_scale: std * sqrt(fan_in) far from any standard initialisation.
 "$tfdebug" inspect "$fx/init.safetensors" --json >"$work/init.json"
 check "init_scale flags the exploded and collapsed matrices only" $py - "$work" <<'PY'

@@ -21,6 +21,8 @@
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/core/histogram.hpp"
 #include "tfdebug/core/stats.hpp"
+#include "tfdebug/core/tensor.hpp"
+#include "tfdebug/export/tensorboard.hpp"
 #include "tfdebug/io/model_file.hpp"
 
 namespace tfdebug::cli {
@@ -47,6 +49,7 @@ struct InspectArgs {
   std::string fail_on;
   int threads = 0;
   bool json = false;
+  std::string tensorboard;
 };
 
 // Thresholds of the rules; documented in docs/inspect.md.
@@ -218,6 +221,39 @@ void tensor_rules(const io::NamedTensor& t, const TensorScan& scan, std::vector<
     findings.push_back(std::move(f));
   }
   matrix_rules(t, scan, findings);
+}
+
+// A checkpoint in TensorBoard (docs/exports.md): per tensor, a histogram of its values and
+// scalars (std, abs max, zero fraction) at step 0, and the findings as Markdown text. Reads each
+// tensor again (TensorFlow's buckets need every value); quantised tensors one decoded tensor at
+// a time.
+void write_tensorboard(const std::string& dir,
+                       const std::vector<std::pair<const io::NamedTensor*, const Stats*>>& rows,
+                       const std::vector<Finding>& findings) {
+  TensorBoardWriter tb(dir);
+  for (const auto& [t, s] : rows) {
+    if (t->quantized) {
+      Tensor decoded(DType::f32, t->quantized->shape);
+      dequantize(t->quantized->format, t->quantized->data, t->quantized->blocks(),
+                 static_cast<float*>(decoded.data()));
+      tb.add_histogram(t->name, decoded.view(), 0);
+    } else {
+      tb.add_histogram(t->name, t->view, 0);
+    }
+    if (s->finite() > 0) {
+      tb.add_scalar("std/" + t->name, s->std, 0);
+      tb.add_scalar("abs_max/" + t->name, s->abs_max, 0);
+    }
+    tb.add_scalar("zero_fraction/" + t->name,
+                  s->count ? static_cast<double>(s->zero) / static_cast<double>(s->count) : 0.0, 0);
+  }
+  std::string text = findings.empty() ? "no findings" : "";
+  for (const Finding& f : findings) {
+    text += "- **" + std::string(severity_name(f.severity)) + "** `" + f.rule + "` `" + f.tensor +
+            "`: " + f.message + "\n";
+  }
+  tb.add_text("findings", text, 0);
+  tb.close();
 }
 
 void run_inspect(const InspectArgs& args) {
@@ -395,6 +431,11 @@ void run_inspect(const InspectArgs& args) {
                   f.rule.c_str(), f.tensor.c_str(), f.message.c_str(), f.suggestion.c_str());
     }
   }
+  if (!args.tensorboard.empty()) {
+    std::vector<std::pair<const io::NamedTensor*, const Stats*>> tensors;
+    for (const Row& r : rows) tensors.emplace_back(r.tensor, &r.scan->stats);
+    write_tensorboard(args.tensorboard, tensors, findings);
+  }
   if (fail_on) {
     for (const Finding& f : findings) {
       if (f.severity >= *fail_on) {
@@ -422,6 +463,9 @@ void register_inspect(CLI::App& app) {
                   "Exit 1 when a finding reaches this severity: error, warning, info");
   cmd->add_option("--threads", args->threads, "Worker threads (0 = one per core)")->capture_default_str();
   cmd->add_flag("--json", args->json, "Machine-readable output (schema in docs/inspect.md)");
+  cmd->add_option(
+      "--tensorboard", args->tensorboard,
+      "Also write a TensorBoard run to this folder: a histogram and scalars per tensor, findings as text");
   cmd->callback([args] { run_inspect(*args); });
 }
 
