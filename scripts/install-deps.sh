@@ -12,14 +12,16 @@ packages=(
   libhwy-dev
   # model files: .npz and torch.save archives (ZIP; deflate through zlib)
   zlib1g-dev
-  # CLI and report writers
-  libcli11-dev nlohmann-json3-dev libfmt-dev
+  # CLI and report writers (Excel workbooks: libxlsxwriter)
+  libcli11-dev nlohmann-json3-dev libfmt-dev libxlsxwriter-dev
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   # peers and independent references in tests/bench
   python3-numpy libopenblas0-pthread
   # independent writers/readers of model files in tests: torch.save, onnx; ONNX conformance models
   python3-torch python3-onnx libonnx-testdata
+  # independent readers of what tfdebug writes: Excel workbooks (openpyxl), GraphViz (dot)
+  python3-openpyxl graphviz
 )
 
 missing=()

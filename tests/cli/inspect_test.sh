@@ -149,6 +149,36 @@ assert abs(values["zero_fraction/embed.weight"]["simple_value"] - 0.125) < 1e-7
 assert "nonfinite" in values["findings"]["tensor"]["string_val"][0]
 PY
 
+# --xlsx: a workbook that python3-openpyxl (an independent reader) opens.
+"$tfdebug" inspect "$fx/model.safetensors" --xlsx "$work/model.xlsx" >/dev/null
+check "inspect --xlsx writes a workbook openpyxl reads" /usr/bin/python3 - "$work/model.xlsx" "$fx" <<'PY'
+import sys, zipfile, numpy as np, openpyxl
+path, fx = sys.argv[1], sys.argv[2]
+wb = openpyxl.load_workbook(path)
+assert wb.sheetnames == ["Tensors", "Layers", "Findings"], wb.sheetnames
+t = wb["Tensors"]
+assert t.freeze_panes == "A2" and t.auto_filter.ref == "A1:N10", (t.freeze_panes, t.auto_filter.ref)
+header = [c.value for c in t[1]]
+assert header[:5] == ["name", "file", "dtype", "shape", "params"], header
+rows = {r[0].value: r for r in t.iter_rows(min_row=2)}
+embed = rows["embed.weight"]
+assert embed[4].value == 128 and embed[4].data_type == "n"
+assert abs(embed[5].value - np.load(f"{fx}/embed.npy").astype(np.float64).mean()) < 1e-9
+q = rows["layers.0.attn.q.weight"]
+assert q[11].value == 1 and q[12].value == 1  # NaN and +Inf counts
+assert q[0].fill.fgColor.rgb.endswith("FFC7CE"), q[0].fill.fgColor.rgb  # error rows are red
+f = wb["Findings"]
+severities = [r[0].value for r in f.iter_rows(min_row=2)]
+assert "error" in severities and "warning" in severities and "info" in severities
+for r in f.iter_rows(min_row=2):
+    colour = r[0].fill.fgColor.rgb
+    want = {"error": "FFC7CE", "warning": "FFEB9C", "info": "DDEBF7"}[r[0].value]
+    assert colour.endswith(want), (r[0].value, colour)
+layers = [[c.value for c in r] for r in wb["Layers"].iter_rows(min_row=2)]
+assert [l[0] for l in layers] == [0, 1] and layers[0][1] == 158, layers
+assert any(n.startswith("xl/charts/chart") for n in zipfile.ZipFile(path).namelist())
+PY
+
 # init_scale: std * sqrt(fan_in) far from any standard initialisation.
 "$tfdebug" inspect "$fx/init.safetensors" --json >"$work/init.json"
 check "init_scale flags the exploded and collapsed matrices only" $py - "$work" <<'PY'

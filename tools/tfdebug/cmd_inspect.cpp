@@ -23,6 +23,7 @@
 #include "tfdebug/core/stats.hpp"
 #include "tfdebug/core/tensor.hpp"
 #include "tfdebug/export/tensorboard.hpp"
+#include "tfdebug/export/xlsx.hpp"
 #include "tfdebug/io/model_file.hpp"
 
 namespace tfdebug::cli {
@@ -50,6 +51,7 @@ struct InspectArgs {
   int threads = 0;
   bool json = false;
   std::string tensorboard;
+  std::string xlsx;
 };
 
 // Thresholds of the rules; documented in docs/inspect.md.
@@ -223,6 +225,69 @@ void tensor_rules(const io::NamedTensor& t, const TensorScan& scan, std::vector<
   matrix_rules(t, scan, findings);
 }
 
+struct Row {
+  const io::NamedTensor* tensor;
+  const TensorScan* scan;
+};
+
+struct LayerSummary {
+  std::int64_t params = 0;
+  double sum_squares = 0;
+  double abs_max = 0;
+  double rms() const { return std::sqrt(sum_squares / static_cast<double>(params)); }
+};
+
+// How scales evolve with depth: per numbered layer, parameters, RMS and abs-max.
+std::map<int, LayerSummary> layer_summary(const std::vector<Row>& rows) {
+  std::map<int, LayerSummary> layers;
+  for (const Row& r : rows) {
+    const Stats& s = r.scan->stats;
+    const auto layer = layer_index(r.tensor->name);
+    if (!layer || s.finite() == 0) continue;
+    LayerSummary& l = layers[*layer];
+    l.params += s.finite();
+    l.sum_squares += s.l2 * s.l2;
+    l.abs_max = std::max(l.abs_max, s.abs_max);
+  }
+  return layers;
+}
+
+std::string shape_text(std::span<const std::int64_t> shape) {
+  std::string text = "[";
+  for (std::size_t d = 0; d < shape.size(); ++d) text += (d ? "," : "") + std::to_string(shape[d]);
+  return text + "]";
+}
+
+// The inspection as an Excel workbook (docs/exports.md): Tensors, Layers (with a chart of RMS by
+// layer) and Findings (rows coloured by severity).
+void write_xlsx(const std::string& path, const std::vector<Row>& rows, const std::vector<Finding>& findings) {
+  XlsxWorkbook book(path);
+  XlsxSheet& tensors =
+      book.add_sheet("Tensors", {"name", "file", "dtype", "shape", "params", "mean", "std", "min", "max",
+                                 "abs max", "zero fraction", "NaN", "+Inf", "-Inf"});
+  for (const Row& r : rows) {
+    const Stats& s = r.scan->stats;
+    const double zero = s.count ? static_cast<double>(s.zero) / static_cast<double>(s.count) : 0.0;
+    tensors.add_row(
+        {r.tensor->name, r.tensor->file, std::string(r.tensor->dtype_name()), shape_text(r.tensor->shape()),
+         s.count, s.mean, s.std, s.min, s.max, s.abs_max, zero, s.nan, s.pos_inf, s.neg_inf},
+        s.nonfinite() > 0 ? RowTone::error : RowTone::plain);
+  }
+  XlsxSheet& layers = book.add_sheet("Layers", {"layer", "params", "rms", "abs max"});
+  for (const auto& [layer, l] : layer_summary(rows)) {
+    layers.add_row({std::int64_t{layer}, l.params, l.rms(), l.abs_max});
+  }
+  if (layers.rows() > 1) book.add_line_chart("Layers", 0, 2, "RMS of the weights by layer");
+  XlsxSheet& found = book.add_sheet("Findings", {"severity", "rule", "tensor", "message", "suggestion"});
+  for (const Finding& f : findings) {
+    const RowTone tone = f.severity == Severity::error     ? RowTone::error
+                         : f.severity == Severity::warning ? RowTone::warning
+                                                           : RowTone::info;
+    found.add_row({std::string(severity_name(f.severity)), f.rule, f.tensor, f.message, f.suggestion}, tone);
+  }
+  book.close();
+}
+
 // A checkpoint in TensorBoard (docs/exports.md): per tensor, a histogram of its values and
 // scalars (std, abs max, zero fraction) at step 0, and the findings as Markdown text. Reads each
 // tensor again (TensorFlow's buckets need every value); quantised tensors one decoded tensor at
@@ -293,10 +358,6 @@ void run_inspect(const InspectArgs& args) {
   };
   const std::vector<TensorScan> scans = scan_tensors(selected, options, args.threads, progress, release);
   if (progress) std::fprintf(stderr, "\r\033[K");
-  struct Row {
-    const io::NamedTensor* tensor;
-    const TensorScan* scan;
-  };
   std::vector<Row> rows;
   std::vector<Finding> findings;
   for (std::size_t i = 0; i < selected.size(); ++i) {
@@ -383,10 +444,7 @@ void run_inspect(const InspectArgs& args) {
                 "dtype", "shape", "params", "mean", "std", "abs max", "zero", "histogram");
     for (const Row& r : rows) {
       const Stats& s = r.scan->stats;
-      std::string shape = "[";
-      for (std::size_t d = 0; d < r.tensor->shape().size(); ++d)
-        shape += (d ? "," : "") + std::to_string(r.tensor->shape()[d]);
-      shape += "]";
+      const std::string shape = shape_text(r.tensor->shape());
       char zero[16];
       std::snprintf(zero, sizeof zero, "%.1f%%",
                     s.count ? 100.0 * static_cast<double>(s.zero) / s.count : 0.0);
@@ -402,24 +460,12 @@ void run_inspect(const InspectArgs& args) {
       line += rest;
       std::printf("%s\n", paint(line, s.nonfinite() > 0 ? Tone::bad : Tone::plain, colour).c_str());
     }
-    // How scales evolve with depth: per numbered layer, parameters, RMS and abs-max.
-    std::map<int, std::tuple<std::int64_t, double, double>> layers;  // n, sum of squares, abs max
-    for (const Row& r : rows) {
-      const Stats& s = r.scan->stats;
-      const auto layer = layer_index(r.tensor->name);
-      if (!layer || s.finite() == 0) continue;
-      auto& [n, squares, abs_max] = layers[*layer];
-      n += s.finite();
-      squares += s.l2 * s.l2;
-      abs_max = std::max(abs_max, s.abs_max);
-    }
+    const auto layers = layer_summary(rows);
     if (layers.size() > 1) {
       std::printf("\n  %-6s %12s %11s %11s\n", "layer", "params", "rms", "abs max");
-      for (const auto& [layer, v] : layers) {
-        const auto& [n, squares, abs_max] = v;
-        std::printf("  %-6d %12s %11s %11s\n", layer, format_count(n).c_str(),
-                    format_number(std::sqrt(squares / static_cast<double>(n))).c_str(),
-                    format_number(abs_max).c_str());
+      for (const auto& [layer, l] : layers) {
+        std::printf("  %-6d %12s %11s %11s\n", layer, format_count(l.params).c_str(),
+                    format_number(l.rms()).c_str(), format_number(l.abs_max).c_str());
       }
     }
     std::printf("\n%zu findings\n", findings.size());
@@ -431,6 +477,7 @@ void run_inspect(const InspectArgs& args) {
                   f.rule.c_str(), f.tensor.c_str(), f.message.c_str(), f.suggestion.c_str());
     }
   }
+  if (!args.xlsx.empty()) write_xlsx(args.xlsx, rows, findings);
   if (!args.tensorboard.empty()) {
     std::vector<std::pair<const io::NamedTensor*, const Stats*>> tensors;
     for (const Row& r : rows) tensors.emplace_back(r.tensor, &r.scan->stats);
@@ -463,6 +510,8 @@ void register_inspect(CLI::App& app) {
                   "Exit 1 when a finding reaches this severity: error, warning, info");
   cmd->add_option("--threads", args->threads, "Worker threads (0 = one per core)")->capture_default_str();
   cmd->add_flag("--json", args->json, "Machine-readable output (schema in docs/inspect.md)");
+  cmd->add_option("--xlsx", args->xlsx,
+                  "Also write an Excel workbook: Tensors, Layers (with a chart) and Findings sheets");
   cmd->add_option(
       "--tensorboard", args->tensorboard,
       "Also write a TensorBoard run to this folder: a histogram and scalars per tensor, findings as text");
