@@ -145,3 +145,43 @@ with zipfile.ZipFile(os.path.join(out, "quantized.pt"), "w", zipfile.ZIP_STORED)
     with zipfile.ZipFile(buffer) as src:
         for info in src.infolist():
             z.writestr(info, src.read(info.filename))
+
+# A tiny transformer exported to ONNX by torch (opset 14) with ONNX shape inference, for
+# `tfdebug graph`: node names carry the module scopes ("/blocks.0/attn/MatMul").
+import onnx  # noqa: E402
+
+
+class Block(torch.nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.norm = torch.nn.LayerNorm(d)
+        self.attn = torch.nn.MultiheadAttention(d, 4, batch_first=True)
+        self.mlp = torch.nn.Sequential(torch.nn.Linear(d, 2 * d), torch.nn.GELU(), torch.nn.Linear(2 * d, d))
+
+    def forward(self, x):
+        h = self.norm(x)
+        x = x + self.attn(h, h, h, need_weights=False)[0]
+        return x + self.mlp(x)
+
+
+class TinyTransformer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Embedding(50, 32)
+        self.blocks = torch.nn.ModuleList([Block(32), Block(32)])
+        self.head = torch.nn.Linear(32, 50)
+
+    def forward(self, tokens):
+        x = self.embed(tokens)
+        for block in self.blocks:
+            x = block(x)
+        return self.head(x)
+
+
+torch.manual_seed(0)
+onnx_path = os.path.join(out, "tiny_transformer.onnx")
+torch.onnx.export(TinyTransformer().eval(), torch.zeros(2, 8, dtype=torch.long), onnx_path, opset_version=14,
+                  input_names=["tokens"], output_names=["logits"])
+shaped = onnx.shape_inference.infer_shapes(onnx.load(onnx_path))
+onnx.checker.check_model(shaped)
+onnx.save(shaped, onnx_path)

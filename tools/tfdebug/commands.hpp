@@ -8,6 +8,7 @@
 namespace tfdebug::cli {
 
 void register_diff(CLI::App& app);
+void register_graph(CLI::App& app);
 void register_inspect(CLI::App& app);
 void register_stats(CLI::App& app);
 void register_doctor(CLI::App& app);

@@ -26,6 +26,7 @@ int run(int argc, char** argv) {
       "Exit codes: 0 success, 1 findings (--fail-on) or differences (diff), 2 bad input.");
   tfdebug::cli::register_inspect(app);
   tfdebug::cli::register_diff(app);
+  tfdebug::cli::register_graph(app);
   tfdebug::cli::register_stats(app);
   tfdebug::cli::register_doctor(app);
   tfdebug::cli::register_dtypes(app);
