@@ -179,6 +179,19 @@ assert [l[0] for l in layers] == [0, 1] and layers[0][1] == 158, layers
 assert any(n.startswith("xl/charts/chart") for n in zipfile.ZipFile(path).namelist())
 PY
 
+# --csv: the per-tensor table, read by Python's csv module and checked against numpy.
+"$tfdebug" inspect "$fx/model.safetensors" --csv "$work/model.csv" >/dev/null
+check "inspect --csv writes the per-tensor table" $py - "$work/model.csv" "$fx" <<'PY'
+import csv, sys, numpy as np
+rows = {r["name"]: r for r in csv.DictReader(open(sys.argv[1], newline=""))}
+assert len(rows) == 9 and list(next(iter(rows.values())))[:4] == ["name", "file", "dtype", "shape"]
+e = rows["embed.weight"]
+assert e["shape"] == "[16,8]" and int(e["params"]) == 128 and int(e["zero"]) == 16, e
+x = np.load(f"{sys.argv[2]}/embed.npy").astype(np.float64)
+assert abs(float(e["mean"]) - x.mean()) <= 1e-6 * np.abs(x).max() and float(e["abs_max"]) == np.abs(x).max(), e
+assert int(rows["layers.0.attn.q.weight"]["nan"]) == 1
+PY
+
 # init_scale: std * sqrt(fan_in) far from any standard initialisation.
 "$tfdebug" inspect "$fx/init.safetensors" --json >"$work/init.json"
 check "init_scale flags the exploded and collapsed matrices only" $py - "$work" <<'PY'

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -52,6 +53,7 @@ struct InspectArgs {
   bool json = false;
   std::string tensorboard;
   std::string xlsx;
+  std::string csv;
 };
 
 // Thresholds of the rules; documented in docs/inspect.md.
@@ -288,6 +290,35 @@ void write_xlsx(const std::string& path, const std::vector<Row>& rows, const std
   book.close();
 }
 
+// RFC 4180 field: quoted when it holds a comma, quote or line break.
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (const char c : s) {
+    out += c;
+    if (c == '"') out += '"';
+  }
+  return out + "\"";
+}
+
+// One row per tensor (docs/exports.md); numbers in shortest round-trip form, empty for NaN.
+void write_csv(const std::string& path, const std::vector<Row>& rows) {
+  std::string text = "name,file,dtype,shape,params,mean,std,min,max,abs_max,zero,nan,pos_inf,neg_inf\n";
+  const auto number = [](double v) { return std::isfinite(v) ? format_number(v) : std::string(); };
+  for (const Row& r : rows) {
+    const Stats& s = r.scan->stats;
+    text += csv_field(r.tensor->name) + "," + csv_field(r.tensor->file) + "," +
+            std::string(r.tensor->dtype_name()) + "," + csv_field(shape_text(r.tensor->shape())) + "," +
+            std::to_string(s.count) + "," + number(s.mean) + "," + number(s.std) + "," + number(s.min) + "," +
+            number(s.max) + "," + number(s.abs_max) + "," + std::to_string(s.zero) + "," +
+            std::to_string(s.nan) + "," + std::to_string(s.pos_inf) + "," + std::to_string(s.neg_inf) + "\n";
+  }
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) throw Error(path + ": cannot create: " + std::strerror(errno));
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if (std::fclose(f) != 0 || !ok) throw Error(path + ": cannot write");
+}
+
 // A checkpoint in TensorBoard (docs/exports.md): per tensor, a histogram of its values and
 // scalars (std, abs max, zero fraction) at step 0, and the findings as Markdown text. Reads each
 // tensor again (TensorFlow's buckets need every value); quantised tensors one decoded tensor at
@@ -478,6 +509,7 @@ void run_inspect(const InspectArgs& args) {
     }
   }
   if (!args.xlsx.empty()) write_xlsx(args.xlsx, rows, findings);
+  if (!args.csv.empty()) write_csv(args.csv, rows);
   if (!args.tensorboard.empty()) {
     std::vector<std::pair<const io::NamedTensor*, const Stats*>> tensors;
     for (const Row& r : rows) tensors.emplace_back(r.tensor, &r.scan->stats);
@@ -510,6 +542,7 @@ void register_inspect(CLI::App& app) {
                   "Exit 1 when a finding reaches this severity: error, warning, info");
   cmd->add_option("--threads", args->threads, "Worker threads (0 = one per core)")->capture_default_str();
   cmd->add_flag("--json", args->json, "Machine-readable output (schema in docs/inspect.md)");
+  cmd->add_option("--csv", args->csv, "Also write the per-tensor table as CSV (columns in docs/exports.md)");
   cmd->add_option("--xlsx", args->xlsx,
                   "Also write an Excel workbook: Tensors, Layers (with a chart) and Findings sheets");
   cmd->add_option(
