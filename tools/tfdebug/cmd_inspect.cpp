@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -304,7 +305,11 @@ std::string csv_field(const std::string& s) {
 // One row per tensor (docs/exports.md); numbers in shortest round-trip form, empty for NaN.
 void write_csv(const std::string& path, const std::vector<Row>& rows) {
   std::string text = "name,file,dtype,shape,params,mean,std,min,max,abs_max,zero,nan,pos_inf,neg_inf\n";
-  const auto number = [](double v) { return std::isfinite(v) ? format_number(v) : std::string(); };
+  const auto number = [](double v) {
+    if (!std::isfinite(v)) return std::string();
+    char buffer[32];
+    return std::string(buffer, std::to_chars(buffer, buffer + sizeof buffer, v).ptr);  // shortest round trip
+  };
   for (const Row& r : rows) {
     const Stats& s = r.scan->stats;
     text += csv_field(r.tensor->name) + "," + csv_field(r.tensor->file) + "," +

@@ -21,7 +21,7 @@ std::string sparkline(std::span<const std::int64_t> counts);
 // "[██████▌        ]  43%  0.9 / 2.0 GiB": a bar for work measured in bytes.
 std::string progress_bar(std::int64_t done, std::int64_t total);
 
-// Shortest round-tripping decimal of a double; "nan", "inf", "-inf" for the specials.
+// Seven significant digits (for reading; JSON and CSV carry full precision); "nan", "inf", "-inf".
 std::string format_number(double value);
 // Integer with thousands separators: 1,234,567.
 std::string format_count(std::int64_t value);
