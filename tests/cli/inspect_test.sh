@@ -192,6 +192,23 @@ assert abs(float(e["mean"]) - x.mean()) <= 1e-6 * np.abs(x).max() and float(e["a
 assert int(rows["layers.0.attn.q.weight"]["nan"]) == 1
 PY
 
+# --mlflow: a run in an MLflow file store, checked file by file (tests/export/check_mlflow.py).
+rm -rf "$work/mlruns"
+"$tfdebug" inspect "$fx/model.safetensors" --mlflow "$work/mlruns" >/dev/null
+/usr/bin/python3 "$(dirname "$0")/../export/check_mlflow.py" "$work/mlruns" >"$work/mlflow.json"
+check "inspect --mlflow writes a valid MLflow run" $py - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+e = json.load(open(f"{work}/mlflow.json"))["experiments"]["tfdebug inspect"]
+(run,) = e["runs"].values()
+assert run["meta"]["status"] == 3 and run["params"]["tensors"] == "9" and run["params"]["parameters"] == "633", run
+assert [p[1] for p in run["metrics"]["layer_rms"]] == [0, 1]
+assert run["metrics"]["findings.error"][0][0] == 1 and run["tags"]["tfdebug.healthy"] == "false"
+assert run["artifacts"] == ["report.json"]
+report = json.load(open(f"{work}/mlruns/{e['id']}/{run['meta']['run_id']}/artifacts/report.json"))
+assert len(report["tensors"]) == 9
+PY
+
 # init_scale: std * sqrt(fan_in) far from any standard initialisation.
 "$tfdebug" inspect "$fx/init.safetensors" --json >"$work/init.json"
 check "init_scale flags the exploded and collapsed matrices only" $py - "$work" <<'PY'

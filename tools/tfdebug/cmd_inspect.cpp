@@ -9,9 +9,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,6 +27,7 @@
 #include "tfdebug/core/histogram.hpp"
 #include "tfdebug/core/stats.hpp"
 #include "tfdebug/core/tensor.hpp"
+#include "tfdebug/export/mlflow.hpp"
 #include "tfdebug/export/tensorboard.hpp"
 #include "tfdebug/export/xlsx.hpp"
 #include "tfdebug/io/model_file.hpp"
@@ -55,6 +59,7 @@ struct InspectArgs {
   std::string tensorboard;
   std::string xlsx;
   std::string csv;
+  std::string mlflow;
 };
 
 // Thresholds of the rules; documented in docs/inspect.md.
@@ -324,6 +329,76 @@ void write_csv(const std::string& path, const std::vector<Row>& rows) {
   if (std::fclose(f) != 0 || !ok) throw Error(path + ": cannot write");
 }
 
+// The --json document (schema in docs/inspect.md).
+nlohmann::json report_json(const std::vector<io::ModelFile>& models, const std::vector<Row>& rows,
+                           const std::vector<Finding>& findings) {
+  nlohmann::json out;
+  out["files"] = nlohmann::json::array();
+  for (const auto& m : models) {
+    for (const auto& f : m.files()) out["files"].push_back({{"path", f}, {"format", m.format()}});
+  }
+  out["metadata"] = nlohmann::json::object();
+  for (const auto& m : models) {
+    for (const auto& [k, v] : m.metadata()) out["metadata"][k] = v;
+  }
+  out["tensors"] = nlohmann::json::array();
+  for (const Row& r : rows) {
+    out["tensors"].push_back({{"name", r.tensor->name},
+                              {"file", r.tensor->file},
+                              {"dtype", std::string(r.tensor->dtype_name())},
+                              {"shape", r.tensor->shape()},
+                              {"params", r.scan->stats.count},
+                              {"stats", to_json(r.scan->stats)}});
+  }
+  out["findings"] = nlohmann::json::array();
+  for (const Finding& f : findings) {
+    nlohmann::json j = {{"rule", f.rule},
+                        {"severity", severity_name(f.severity)},
+                        {"tensor", f.tensor},
+                        {"message", f.message},
+                        {"suggestion", f.suggestion}};
+    for (const auto& [k, v] : f.evidence.items()) j[k] = v;
+    out["findings"].push_back(std::move(j));
+  }
+  return out;
+}
+
+// The inspection as an MLflow run (docs/exports.md) in experiment "tfdebug inspect": params
+// (paths, formats, tensors, parameters), metrics (finding counts at step 0; the RMS and abs-max
+// of each numbered layer with the layer as the step), the findings as tags, report.json.
+void write_mlflow(const std::string& mlruns, const std::vector<std::string>& paths,
+                  const std::vector<Row>& rows, const std::vector<Finding>& findings,
+                  const nlohmann::json& report) {
+  std::string name;
+  for (const auto& p : paths)
+    name += (name.empty() ? "" : " ") + std::filesystem::path(p).filename().string();
+  MlflowRun run(mlruns, "tfdebug inspect", name);
+  std::string joined;
+  for (const auto& p : paths) joined += (joined.empty() ? "" : ", ") + p;
+  run.log_param("paths", joined);
+  run.log_param("tensors", std::to_string(rows.size()));
+  std::int64_t params = 0;
+  for (const Row& r : rows) params += r.scan->stats.count;
+  run.log_param("parameters", std::to_string(params));
+  std::map<std::string, int> counts = {{"error", 0}, {"warning", 0}, {"info", 0}};
+  for (const Finding& f : findings) ++counts[severity_name(f.severity)];
+  for (const auto& [severity, n] : counts) run.log_metric("findings." + severity, n, 0);
+  for (const auto& [layer, l] : layer_summary(rows)) {
+    run.log_metric("layer_rms", l.rms(), layer);
+    run.log_metric("layer_abs_max", l.abs_max, layer);
+  }
+  std::set<std::string> rules;
+  for (const Finding& f : findings) rules.insert(f.rule);
+  std::string rule_list;
+  for (const auto& r : rules) rule_list += (rule_list.empty() ? "" : ", ") + r;
+  run.set_tag("tfdebug.rules", rule_list.empty() ? "none" : rule_list);
+  run.set_tag("tfdebug.healthy", counts["error"] == 0 ? "true" : "false");
+  const std::filesystem::path report_path =
+      std::filesystem::path(run.run_dir()) / "artifacts" / "report.json";
+  std::ofstream(report_path) << report.dump(2) << "\n";
+  run.finish();
+}
+
 // A checkpoint in TensorBoard (docs/exports.md): per tensor, a histogram of its values and
 // scalars (std, abs max, zero fraction) at step 0, and the findings as Markdown text. Reads each
 // tensor again (TensorFlow's buckets need every value); quantised tensors one decoded tensor at
@@ -428,36 +503,9 @@ void run_inspect(const InspectArgs& args) {
          {{"same_as", (*same)->name}}});
   }
 
+  const nlohmann::json report = report_json(models, rows, findings);
   if (args.json) {
-    nlohmann::json out;
-    out["files"] = nlohmann::json::array();
-    for (const auto& m : models) {
-      for (const auto& f : m.files()) out["files"].push_back({{"path", f}, {"format", m.format()}});
-    }
-    out["metadata"] = nlohmann::json::object();
-    for (const auto& m : models) {
-      for (const auto& [k, v] : m.metadata()) out["metadata"][k] = v;
-    }
-    out["tensors"] = nlohmann::json::array();
-    for (const Row& r : rows) {
-      out["tensors"].push_back({{"name", r.tensor->name},
-                                {"file", r.tensor->file},
-                                {"dtype", std::string(r.tensor->dtype_name())},
-                                {"shape", r.tensor->shape()},
-                                {"params", r.scan->stats.count},
-                                {"stats", to_json(r.scan->stats)}});
-    }
-    out["findings"] = nlohmann::json::array();
-    for (const Finding& f : findings) {
-      nlohmann::json j = {{"rule", f.rule},
-                          {"severity", severity_name(f.severity)},
-                          {"tensor", f.tensor},
-                          {"message", f.message},
-                          {"suggestion", f.suggestion}};
-      for (const auto& [k, v] : f.evidence.items()) j[k] = v;
-      out["findings"].push_back(std::move(j));
-    }
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", report.dump(2).c_str());
   } else {
     const bool colour = use_colour(stdout);
     std::int64_t params = 0;
@@ -515,6 +563,7 @@ void run_inspect(const InspectArgs& args) {
   }
   if (!args.xlsx.empty()) write_xlsx(args.xlsx, rows, findings);
   if (!args.csv.empty()) write_csv(args.csv, rows);
+  if (!args.mlflow.empty()) write_mlflow(args.mlflow, args.paths, rows, findings, report);
   if (!args.tensorboard.empty()) {
     std::vector<std::pair<const io::NamedTensor*, const Stats*>> tensors;
     for (const Row& r : rows) tensors.emplace_back(r.tensor, &r.scan->stats);
@@ -547,6 +596,8 @@ void register_inspect(CLI::App& app) {
                   "Exit 1 when a finding reaches this severity: error, warning, info");
   cmd->add_option("--threads", args->threads, "Worker threads (0 = one per core)")->capture_default_str();
   cmd->add_flag("--json", args->json, "Machine-readable output (schema in docs/inspect.md)");
+  cmd->add_option("--mlflow", args->mlflow,
+                  "Also log the inspection as an MLflow run in this file store (e.g. ./mlruns)");
   cmd->add_option("--csv", args->csv, "Also write the per-tensor table as CSV (columns in docs/exports.md)");
   cmd->add_option("--xlsx", args->xlsx,
                   "Also write an Excel workbook: Tensors, Layers (with a chart) and Findings sheets");
