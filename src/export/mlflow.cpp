@@ -4,8 +4,8 @@
 
 #include <unistd.h>
 
-#include <chrono>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -21,7 +21,8 @@ namespace {
 namespace fs = std::filesystem;
 
 std::int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
@@ -42,7 +43,8 @@ std::string yaml_string(const std::string& s) {
   bool plain = !s.empty() && s.find_first_of(":#'\"{}[],&*!|>%@`\n") == std::string::npos &&
                s.front() != ' ' && s.back() != ' ' && s.front() != '-' && s.front() != '?';
   if (plain) {  // words YAML would read as something else
-    for (const char* special : {"null", "true", "false", "yes", "no", "on", "off", "~"}) plain = plain && s != special;
+    for (const char* special : {"null", "true", "false", "yes", "no", "on", "off", "~"})
+      plain = plain && s != special;
     char* end = nullptr;
     std::strtod(s.c_str(), &end);
     plain = plain && end != s.c_str() + s.size();
@@ -59,10 +61,12 @@ std::string yaml_string(const std::string& s) {
 void check_key(const std::string& key) {
   bool ok = !key.empty() && key.front() != '/' && key.find("..") == std::string::npos;
   for (const char c : key) {
-    ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' || c == ' ' || c == '/');
+    ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' || c == ' ' ||
+                c == '/');
   }
   if (!ok) {
-    throw Error("MLflow key '" + key + "' may hold only letters, digits, _ - . space and / (not at the start, no ..)");
+    throw Error("MLflow key '" + key +
+                "' may hold only letters, digits, _ - . space and / (not at the start, no ..)");
   }
 }
 
@@ -75,7 +79,9 @@ std::string random_hex(std::size_t digits) {
   return s;
 }
 
-std::string file_uri(const fs::path& p) { return "file://" + fs::absolute(p).lexically_normal().string(); }
+std::string file_uri(const fs::path& p) {
+  return "file://" + fs::absolute(p).lexically_normal().string();
+}
 
 // The experiment's name as its meta.yaml writes it ("name: <value>").
 std::string experiment_name(const fs::path& meta) {
@@ -131,7 +137,7 @@ std::string python_float(double value) {
     out.append("0.").append(static_cast<std::size_t>(-exponent - 1), '0').append(digits);
     return out;
   }
-  const auto int_digits = static_cast<std::size_t>(exponent + 1);
+  const auto int_digits = static_cast<std::size_t>(exponent) + 1;
   if (digits.size() <= int_digits) {
     out.append(digits).append(int_digits - digits.size(), '0').append(".0");
     return out;
@@ -186,11 +192,12 @@ void MlflowRun::write_meta(const char* status, const std::string& end_time) {
   const char* user = std::getenv("USER");
   write_text(fs::path(run_dir_) / "meta.yaml",
              "artifact_uri: " + file_uri(fs::path(run_dir_) / "artifacts") + "\nend_time: " + end_time +
-                 "\nentry_point_name: ''\nexperiment_id: '" + experiment_id_ + "'\nlifecycle_stage: active\nrun_id: " +
-                 run_id_ + "\nrun_name: " + yaml_string(run_name_) + "\nrun_uuid: " + run_id_ +
-                 "\nsource_name: ''\nsource_type: 4\nsource_version: ''\nstart_time: " + std::to_string(start_ms_) +
-                 "\nstatus: " + status + "\ntags: []\nuser_id: " + yaml_string(user != nullptr ? user : "tfdebug") +
-                 "\n");
+                 "\nentry_point_name: ''\nexperiment_id: '" + experiment_id_ +
+                 "'\nlifecycle_stage: active\nrun_id: " + run_id_ + "\nrun_name: " + yaml_string(run_name_) +
+                 "\nrun_uuid: " + run_id_ +
+                 "\nsource_name: ''\nsource_type: 4\nsource_version: ''\nstart_time: " +
+                 std::to_string(start_ms_) + "\nstatus: " + status +
+                 "\ntags: []\nuser_id: " + yaml_string(user != nullptr ? user : "tfdebug") + "\n");
 }
 
 void MlflowRun::log_param(const std::string& key, const std::string& value) {

@@ -51,8 +51,9 @@ constexpr std::string_view kOrderedDict = "collections.OrderedDict";
 // (Note [Opaque objects]).
 bool runs_code(std::string_view module) {
   static constexpr std::string_view kModules[] = {
-      "os", "posix", "nt", "subprocess", "builtins", "__builtin__", "sys", "shutil", "socket", "importlib",
-      "runpy", "pickle", "marshal", "ctypes", "code", "pty", "webbrowser", "io", "operator", "functools", "types"};
+      "os",     "posix",  "nt",         "subprocess", "builtins", "__builtin__", "sys",
+      "shutil", "socket", "importlib",  "runpy",      "pickle",   "marshal",     "ctypes",
+      "code",   "pty",    "webbrowser", "io",         "operator", "functools",   "types"};
   const std::string_view top = module.substr(0, module.find('.'));
   for (const std::string_view m : kModules) {
     if (top == m) return true;
@@ -229,7 +230,7 @@ class TorchHooks final : public pickle::Hooks {
   OwnedBuffers& owned_;
   std::vector<External> externals_;
   std::map<std::string, std::span<const std::byte>> read_;  // storage key -> bytes (CRC checked once)
-  std::set<std::string> opaque_;                             // Note [Opaque objects]
+  std::set<std::string> opaque_;                            // Note [Opaque objects]
 };
 
 class Flattener {

@@ -34,19 +34,35 @@ std::string run_command(const std::string& command) {
 }
 
 TEST(Mlflow, FloatsAsPythonPrintsThem) {
-  const std::vector<double> values = {0.5,    1e-05,  100.0,  1e16,   1e15,   123456789.125, -0.0,   0.0,
-                                      1.0 / 3, 2.5e-300, 1.7976931348623157e308, -4.94e-324,  0.0001, 12345.678,
-                                      1e22,   -7.0,   std::numeric_limits<double>::quiet_NaN(),
-                                      std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
+  const std::vector<double> values = {0.5,
+                                      1e-05,
+                                      100.0,
+                                      1e16,
+                                      1e15,
+                                      123456789.125,
+                                      -0.0,
+                                      0.0,
+                                      1.0 / 3,
+                                      2.5e-300,
+                                      1.7976931348623157e308,
+                                      -4.94e-324,
+                                      0.0001,
+                                      12345.678,
+                                      1e22,
+                                      -7.0,
+                                      std::numeric_limits<double>::quiet_NaN(),
+                                      std::numeric_limits<double>::infinity(),
+                                      -std::numeric_limits<double>::infinity()};
   std::string hex_list;
   for (const double v : values) {
     char buffer[64];
     std::snprintf(buffer, sizeof buffer, "%a", v);
     hex_list += std::string(hex_list.empty() ? "" : ",") + "'" + buffer + "'";
   }
-  const std::string python = run_command("/usr/bin/python3 -c \"import math\nfor h in [" + hex_list +
-                                         "]: print(repr(float(h) if h[0] in 'ni-' and not h.startswith('-0x') else "
-                                         "float.fromhex(h)))\"");
+  const std::string python =
+      run_command("/usr/bin/python3 -c \"import math\nfor h in [" + hex_list +
+                  "]: print(repr(float(h) if h[0] in 'ni-' and not h.startswith('-0x') else "
+                  "float.fromhex(h)))\"");
   std::string ours;
   for (const double v : values) ours += python_float(v) + "\n";
   EXPECT_EQ(ours, python);

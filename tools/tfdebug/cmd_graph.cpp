@@ -262,6 +262,7 @@ void render_svg(const std::string& dot_text, const std::string& svg_path) {
   write_file(dot_path, dot_text);
   std::vector<std::string> argv_strings = {"dot", "-Tsvg", "-o", svg_path, dot_path};
   std::vector<char*> argv;
+  argv.reserve(argv_strings.size() + 1);
   for (auto& a : argv_strings) argv.push_back(a.data());
   argv.push_back(nullptr);
   pid_t pid = 0;

@@ -566,6 +566,7 @@ void run_inspect(const InspectArgs& args) {
   if (!args.mlflow.empty()) write_mlflow(args.mlflow, args.paths, rows, findings, report);
   if (!args.tensorboard.empty()) {
     std::vector<std::pair<const io::NamedTensor*, const Stats*>> tensors;
+    tensors.reserve(rows.size());
     for (const Row& r : rows) tensors.emplace_back(r.tensor, &r.scan->stats);
     write_tensorboard(args.tensorboard, tensors, findings);
   }
