@@ -217,6 +217,9 @@ ThreadState& thread_state() {
   return state;
 }
 
+std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn);
+void on_end(const at::RecordFunction& fn, at::ObserverContext* context);
+
 }  // namespace
 
 // ---- The attachment ------------------------------------------------------------------------------
@@ -234,7 +237,22 @@ struct Parameter {
 struct AttachState {
   ObservationSink* sink = nullptr;
   AttachOptions options;
-  at::CallbackHandle callback = 0;
+  std::optional<at::CallbackHandle> callback;  // registered for the steps that observe ops
+
+  // Note [Op steps]: RecordFunction costs every op of the step even when the callback does
+  // nothing, so watch registers it only every options.watch_outputs_every steps; diagnose always.
+  void set_callback(bool on) {
+    if (on && !callback) {
+      callback = at::addGlobalCallback(
+          at::RecordFunctionCallback(&on_start, &on_end)
+              .needsInputs(true)
+              .needsOutputs(true)
+              .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION, at::RecordScope::USER_SCOPE}));
+    } else if (!on && callback) {
+      at::removeCallback(*callback);
+      callback.reset();
+    }
+  }
   std::vector<Parameter> parameters;
   std::unordered_map<const void*, std::uint32_t> module_of_storage;  // parameter storage -> module
 
@@ -545,11 +563,6 @@ Attachment attach(ObservationSink& sink, ::torch::nn::Module& module, const Atta
   if (!g_state.compare_exchange_strong(expected, state.get())) {
     throw Error("tfdebug::torch::attach: another attachment is live in this process; destroy it first");
   }
-  state->callback = at::addGlobalCallback(
-      at::RecordFunctionCallback(&on_start, &on_end)
-          .needsInputs(true)
-          .needsOutputs(true)
-          .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION, at::RecordScope::USER_SCOPE}));
   return Attachment(std::move(state));
 }
 
@@ -566,7 +579,7 @@ Attachment::~Attachment() { detach(); }
 
 void Attachment::detach() noexcept {
   if (!state_) return;
-  at::removeCallback(state_->callback);
+  state_->set_callback(false);
   g_state.store(nullptr, std::memory_order_release);
   // This thread's remembered tensors refer to the attachment's steps; forget them now.
   for (auto& seen : thread_state().seen) seen = SeenTensor{};
@@ -582,7 +595,10 @@ void Attachment::step_begin(std::int64_t step) {
   }
   s.in_step.store(false);
   s.sink->begin_step(step);
-  s.tier.store(s.sink->tier());
+  const Tier tier = s.sink->tier();
+  s.tier.store(tier);
+  const auto every = std::max<std::int64_t>(1, s.options.watch_outputs_every);
+  s.set_callback(tier == Tier::diagnose || step % every == 0);
   s.step.store(step);
   s.generation.fetch_add(1);
   s.backward_seen.store(false);
@@ -601,8 +617,10 @@ void Attachment::step_end(std::int64_t step, std::optional<double> loss) {
   if (!state_) throw Error("tfdebug::torch: step_end on a detached attachment");
   auto& s = *state_;
   s.in_step.store(false);
-  if (s.backward_seen.load() && s.gradients_pending.exchange(false)) s.observe_gradients();
-  if (s.options.track_updates && s.backward_seen.load()) {
+  // Without the op callback this step, backward went unseen: the gradients are read here.
+  const bool backward = s.backward_seen.load() || !s.callback;
+  if (backward && s.gradients_pending.exchange(false)) s.observe_gradients();
+  if (s.options.track_updates && backward) {
     for (auto& p : s.parameters) {
       if (!trackable(p.tensor) || p.before.size() != std::size_t(p.tensor.numel()) * p.tensor.element_size()) {
         continue;

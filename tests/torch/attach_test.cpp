@@ -117,6 +117,7 @@ TEST_F(AttachTest, WatchDeliversParametersGradientsUpdatesAndLayerOutputs) {
     ++per_role[r.role];
     if (r.role == Role::output) {
       EXPECT_EQ(r.phase, Phase::forward) << r.op;  // watch: no backward or optimizer op outputs
+      EXPECT_EQ(r.step, 0) << "layer outputs every watch_outputs_every = 10 steps";
       output_modules.insert(r.module);
     }
     if (r.role == Role::parameter && r.op == "blocks.0.attn.q.weight") {

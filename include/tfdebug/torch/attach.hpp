@@ -17,9 +17,10 @@
 //
 // What is observed, per tier (docs/live-debugging.md has the full account):
 //   watch:    each step, every parameter at step_begin (Role::parameter), its gradient after
-//             backward (Role::gradient) and the optimizer's change new - old (Role::update),
-//             and the forward outputs of the ops that read a parameter (the outputs of the
-//             model's parameterised layers: linear, embedding, layer_norm, ...).
+//             backward (Role::gradient) and the optimizer's change new - old (Role::update);
+//             every AttachOptions::watch_outputs_every steps also the forward outputs of the ops
+//             that read a parameter (the model's parameterised layers: linear, embedding,
+//             layer_norm, ...).
 //   diagnose: also the output of every other op, in forward, backward and optimizer.
 // Module paths come from the module's named_modules() and from the parameters an op reads; ops
 // that read none inherit the module of the last op on the same thread that did, or the innermost
@@ -48,6 +49,11 @@ struct AttachOptions {
   // Record each floating-point parameter's value at step_begin so that step_end can observe
   // the update (new - old) with Role::update. Costs one copy of the parameters per step.
   bool track_updates = true;
+  // In tier watch, observe layer outputs only every this many steps (steps where step % N == 0):
+  // the op callback costs every op of a step even when it observes nothing (~15% of a small
+  // model's step), so watch leaves it off in the other steps and reads parameters, gradients and
+  // updates from the step markers. 1: every step. Tier diagnose observes every step regardless.
+  std::int64_t watch_outputs_every = 10;
 };
 
 namespace detail {
