@@ -4,6 +4,7 @@
 //
 //   torch_overhead [--rounds N] [--steps N]
 #include <ATen/Parallel.h>
+#include <ATen/record_function.h>
 #include <torch/csrc/autograd/anomaly_mode.h>
 
 #include <algorithm>
@@ -21,6 +22,13 @@
 
 namespace {
 
+// The floor under any RecordFunction observer: a callback that does nothing, registered the way
+// the adapter registers its own (inputs and outputs), so every op boxes them.
+std::unique_ptr<at::ObserverContext> empty_start(const at::RecordFunction&) {
+  return nullptr;
+}
+void empty_end(const at::RecordFunction&, at::ObserverContext*) {}
+
 // The adapter alone: takes each observation and does nothing with it.
 class NullSink : public tfdebug::ObservationSink {
  public:
@@ -35,16 +43,25 @@ class NullSink : public tfdebug::ObservationSink {
   tfdebug::Tier tier_;
 };
 
-enum class Mode { off, watch_null, watch, diagnose_null, diagnose, anomaly };
-constexpr Mode kModes[] = {Mode::off, Mode::watch_null, Mode::watch, Mode::diagnose_null, Mode::diagnose, Mode::anomaly};
+enum class Mode { off, floor, watch_null, watch, diagnose_null, diagnose, anomaly };
+constexpr Mode kModes[] = {Mode::off,           Mode::floor,    Mode::watch_null, Mode::watch,
+                           Mode::diagnose_null, Mode::diagnose, Mode::anomaly};
 const char* mode_name(Mode m) {
   switch (m) {
-    case Mode::off: return "off";
-    case Mode::watch_null: return "watch (adapter only)";
-    case Mode::watch: return "watch (+ stats sink)";
-    case Mode::diagnose_null: return "diagnose (adapter only)";
-    case Mode::diagnose: return "diagnose (+ stats sink)";
-    case Mode::anomaly: return "LibTorch anomaly mode";
+    case Mode::off:
+      return "off";
+    case Mode::floor:
+      return "empty RecordFunction cb";
+    case Mode::watch_null:
+      return "watch (adapter only)";
+    case Mode::watch:
+      return "watch (+ stats sink)";
+    case Mode::diagnose_null:
+      return "diagnose (adapter only)";
+    case Mode::diagnose:
+      return "diagnose (+ stats sink)";
+    case Mode::anomaly:
+      return "LibTorch anomaly mode";
   }
   return "?";
 }
@@ -59,6 +76,14 @@ struct Runner {
   void run(std::int64_t steps) {
     std::optional<tfdebug::torch::Attachment> debug;
     if (sink) debug.emplace(tfdebug::torch::attach(*sink, trainer->model()));
+    std::optional<at::CallbackHandle> empty;
+    if (mode == Mode::floor) {
+      empty =
+          at::addGlobalCallback(at::RecordFunctionCallback(&empty_start, &empty_end)
+                                    .needsInputs(true)
+                                    .needsOutputs(true)
+                                    .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
+    }
     const bool anomaly = mode == Mode::anomaly;
     torch::autograd::AnomalyMode::set_enabled(anomaly);
     for (std::int64_t i = 0; i < steps; ++i, ++step) {
@@ -69,6 +94,7 @@ struct Runner {
       times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
     torch::autograd::AnomalyMode::set_enabled(false);
+    if (empty) at::removeCallback(*empty);
   }
   double median() const {
     auto sorted = times;
@@ -83,8 +109,10 @@ void measure(const char* label, const tfdebug::demo::DemoConfig& config, int rou
     Runner r{mode, std::make_unique<tfdebug::demo::DemoTrainer>(config), nullptr, {}, 0};
     if (mode == Mode::watch_null) r.sink = std::make_unique<NullSink>(tfdebug::Tier::watch);
     if (mode == Mode::diagnose_null) r.sink = std::make_unique<NullSink>(tfdebug::Tier::diagnose);
-    if (mode == Mode::watch) r.sink = std::make_unique<tfdebug::demo::FirstNonFiniteSink>(tfdebug::Tier::watch);
-    if (mode == Mode::diagnose) r.sink = std::make_unique<tfdebug::demo::FirstNonFiniteSink>(tfdebug::Tier::diagnose);
+    if (mode == Mode::watch)
+      r.sink = std::make_unique<tfdebug::demo::FirstNonFiniteSink>(tfdebug::Tier::watch);
+    if (mode == Mode::diagnose)
+      r.sink = std::make_unique<tfdebug::demo::FirstNonFiniteSink>(tfdebug::Tier::diagnose);
     r.run(3);  // warm-up
     r.times.clear();
     runners.push_back(std::move(r));
@@ -94,12 +122,13 @@ void measure(const char* label, const tfdebug::demo::DemoConfig& config, int rou
     for (auto& r : runners) r.run(steps);
   }
   const double off = runners[0].median();
-  std::printf("%s: d_model %lld, %lld blocks, %lld heads, d_ff %lld, batch %lld x %lld tokens, %lld parameters; "
-              "%zu steps per mode\n",
-              label, static_cast<long long>(config.d_model), static_cast<long long>(config.layers),
-              static_cast<long long>(config.heads), static_cast<long long>(config.d_ff),
-              static_cast<long long>(config.batch), static_cast<long long>(2 * config.length),
-              static_cast<long long>(runners[0].trainer->parameter_count()), runners[0].times.size());
+  std::printf(
+      "%s: d_model %lld, %lld blocks, %lld heads, d_ff %lld, batch %lld x %lld tokens, %lld parameters; "
+      "%zu steps per mode\n",
+      label, static_cast<long long>(config.d_model), static_cast<long long>(config.layers),
+      static_cast<long long>(config.heads), static_cast<long long>(config.d_ff),
+      static_cast<long long>(config.batch), static_cast<long long>(2 * config.length),
+      static_cast<long long>(runners[0].trainer->parameter_count()), runners[0].times.size());
   for (const auto& r : runners) {
     std::printf("  %-26s %9.3f ms  %6.3fx\n", mode_name(r.mode), 1e3 * r.median(), r.median() / off);
   }

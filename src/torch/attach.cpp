@@ -98,9 +98,10 @@ PathTable& paths() {
 // ---- Per-op facts from the schema, computed once per op and thread ---------------------------
 
 struct OpInfo {
-  bool uninitialised = false;     // empty*, resize_, set_: outputs hold garbage
+  bool uninitialised = false;        // empty*, resize_, set_: outputs hold garbage
   std::uint64_t view_outputs = 0;    // bit i: return i aliases an input without writing it
   std::uint64_t written_inputs = 0;  // bit i: argument i is written in place
+  bool views_only = false;           // every return is a view of an input: nothing to observe
 };
 
 bool starts_with(std::string_view s, std::string_view prefix) {
@@ -119,6 +120,9 @@ OpInfo describe_op(const at::RecordFunction& fn) {
     const auto* alias = returns[i].alias_info();
     if (alias && !alias->isWrite()) info.view_outputs |= std::uint64_t{1} << i;
   }
+  info.views_only = !returns.empty() && returns.size() <= 64 &&
+                    info.view_outputs ==
+                        (returns.size() == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << returns.size()) - 1);
   const auto& arguments = schema->arguments();
   for (std::size_t i = 0; i < arguments.size() && i < 64; ++i) {
     const auto* alias = arguments[i].alias_info();
@@ -131,11 +135,16 @@ OpInfo describe_op(const at::RecordFunction& fn) {
 
 std::optional<DType> dtype_of(at::ScalarType type) {
   switch (type) {
-    case at::kFloat: return DType::f32;
-    case at::kDouble: return DType::f64;
-    case at::kHalf: return DType::f16;
-    case at::kBFloat16: return DType::bf16;
-    default: return std::nullopt;
+    case at::kFloat:
+      return DType::f32;
+    case at::kDouble:
+      return DType::f64;
+    case at::kHalf:
+      return DType::f16;
+    case at::kBFloat16:
+      return DType::bf16;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -171,8 +180,8 @@ enum class FrameKind : std::uint8_t { op, node, user_scope };
 struct Frame {
   FrameKind kind = FrameKind::op;
   bool observe = false;
-  bool inputs_overflow = false;       // more floating inputs than kMaxInputs: finiteness unknown
-  std::int8_t written_finite = -1;    // -1: no in-place input; else whether it was finite before
+  bool inputs_overflow = false;     // more floating inputs than kMaxInputs: finiteness unknown
+  std::int8_t written_finite = -1;  // -1: no in-place input; else whether it was finite before
   Phase phase = Phase::forward;
   std::uint32_t module = 0;
   std::uint8_t input_count = 0;
@@ -243,11 +252,12 @@ struct AttachState {
   // nothing, so watch registers it only every options.watch_outputs_every steps; diagnose always.
   void set_callback(bool on) {
     if (on && !callback) {
-      callback = at::addGlobalCallback(
-          at::RecordFunctionCallback(&on_start, &on_end)
-              .needsInputs(true)
-              .needsOutputs(true)
-              .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION, at::RecordScope::USER_SCOPE}));
+      callback =
+          at::addGlobalCallback(at::RecordFunctionCallback(&on_start, &on_end)
+                                    .needsInputs(true)
+                                    .needsOutputs(true)
+                                    .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION,
+                                             at::RecordScope::USER_SCOPE}));
     } else if (!on && callback) {
       at::removeCallback(*callback);
       callback.reset();
@@ -394,13 +404,17 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     }
     s->ops.fetch_add(1, std::memory_order_relaxed);
     const bool diagnose = s->tier.load(std::memory_order_relaxed) == Tier::diagnose;
+    // Most ops of a small model are views (CPU bmm selects each matrix of the batch): they get
+    // their module for the sequence ring and nothing else (no parameter lookup, no inputs kept).
+    f.info = &op_info(t, fn);
+    const bool views_only = f.info->views_only;
     if (inside_backward(t)) {
       f.phase = Phase::backward;
       f.module = t.nodes.empty() ? t.last_backward_module : t.nodes.back();
       if (!s->backward_seen.load(std::memory_order_relaxed)) s->backward_seen.store(true);
       if (!diagnose) return nullptr;  // watch observes no backward op
     } else {
-      const auto parameter_module = module_of_parameters(*s, fn);
+      const auto parameter_module = views_only ? 0 : module_of_parameters(*s, fn);
       if (s->backward_seen.load(std::memory_order_relaxed)) {
         f.phase = Phase::optimizer;
         if (s->gradients_pending.load(std::memory_order_relaxed) && s->gradients_pending.exchange(false)) {
@@ -425,7 +439,10 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   }
   // Observed: keep what the end callback needs.
   try {
-    f.info = &op_info(t, fn);
+    if (f.info->views_only) {
+      s->skipped_views.fetch_add(1, std::memory_order_relaxed);
+      return nullptr;
+    }
     if (f.info->uninitialised) {
       s->skipped_uninitialised.fetch_add(1, std::memory_order_relaxed);
       return nullptr;
@@ -575,7 +592,9 @@ Attachment& Attachment::operator=(Attachment&& other) noexcept {
   }
   return *this;
 }
-Attachment::~Attachment() { detach(); }
+Attachment::~Attachment() {
+  detach();
+}
 
 void Attachment::detach() noexcept {
   if (!state_) return;
@@ -622,7 +641,8 @@ void Attachment::step_end(std::int64_t step, std::optional<double> loss) {
   if (backward && s.gradients_pending.exchange(false)) s.observe_gradients();
   if (s.options.track_updates && backward) {
     for (auto& p : s.parameters) {
-      if (!trackable(p.tensor) || p.before.size() != std::size_t(p.tensor.numel()) * p.tensor.element_size()) {
+      if (!trackable(p.tensor) ||
+          p.before.size() != std::size_t(p.tensor.numel()) * p.tensor.element_size()) {
         continue;
       }
       p.update.resize(p.before.size());
@@ -650,13 +670,19 @@ void Attachment::step_end(std::int64_t step, std::optional<double> loss) {
 Attachment::Counters Attachment::counters() const noexcept {
   if (!state_) return {};
   const auto& s = *state_;
-  return {s.ops.load(), s.observed.load(), s.skipped_views.load(), s.skipped_duplicates.load(),
-          s.skipped_uninitialised.load(), s.sink_failures.load()};
+  return {s.ops.load(),
+          s.observed.load(),
+          s.skipped_views.load(),
+          s.skipped_duplicates.load(),
+          s.skipped_uninitialised.load(),
+          s.sink_failures.load()};
 }
 
 // ---- Scope ---------------------------------------------------------------------------------------
 
-Scope::Scope(std::string_view path) { thread_state().scopes.push_back(paths().intern(path)); }
+Scope::Scope(std::string_view path) {
+  thread_state().scopes.push_back(paths().intern(path));
+}
 Scope::~Scope() {
   auto& scopes = thread_state().scopes;
   if (!scopes.empty()) scopes.pop_back();

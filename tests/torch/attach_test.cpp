@@ -66,7 +66,8 @@ class RecordingSink : public tfdebug::ObservationSink {
   std::vector<double> gradient_norms() const {
     std::vector<double> sums(begun.size(), 0.0);
     for (const auto& r : records) {
-      if (r.role == Role::gradient && r.step < std::int64_t(sums.size())) sums[std::size_t(r.step)] += r.l2 * r.l2;
+      if (r.role == Role::gradient && r.step < std::int64_t(sums.size()))
+        sums[std::size_t(r.step)] += r.l2 * r.l2;
     }
     for (auto& s : sums) s = std::sqrt(s);
     return sums;
@@ -135,8 +136,8 @@ TEST_F(AttachTest, WatchDeliversParametersGradientsUpdatesAndLayerOutputs) {
   EXPECT_EQ(per_role[Role::gradient], 3 * parameters);
   EXPECT_EQ(per_role[Role::update], 3 * parameters);
   // The layer outputs: every parameterised module of the model, by its path.
-  for (const char* module : {"tok", "pos", "blocks.0.ln1", "blocks.0.attn.q", "blocks.0.attn.o", "blocks.1.mlp.fc1",
-                             "blocks.1.mlp.fc2", "ln_f", "head"}) {
+  for (const char* module : {"tok", "pos", "blocks.0.ln1", "blocks.0.attn.q", "blocks.0.attn.o",
+                             "blocks.1.mlp.fc1", "blocks.1.mlp.fc2", "ln_f", "head"}) {
     EXPECT_TRUE(output_modules.count(module)) << module;
   }
   EXPECT_FALSE(output_modules.count("")) << "watch outputs are only those of parameterised layers";
@@ -157,7 +158,8 @@ TEST_F(AttachTest, DiagnoseSeesEveryPhaseWithModulesAndSkipsViewsAndDuplicates) 
     ops.insert(r.op);
     if (r.phase == Phase::backward) backward_modules.insert(r.module);
     EXPECT_EQ(r.nonfinite, 0) << r.op << " in " << r.module;
-    EXPECT_FALSE(r.inputs_finite.has_value()) << "only non-finite outputs say whether their inputs were finite";
+    EXPECT_FALSE(r.inputs_finite.has_value())
+        << "only non-finite outputs say whether their inputs were finite";
   }
   EXPECT_GT(per_phase[Phase::forward], 50);
   EXPECT_GT(per_phase[Phase::backward], 50);
@@ -170,7 +172,7 @@ TEST_F(AttachTest, DiagnoseSeesEveryPhaseWithModulesAndSkipsViewsAndDuplicates) 
   EXPECT_TRUE(ops.count("aten::clamp_min"));  // what aten::relu returns: the innermost op that wrote it
   for (const auto& op : ops) {
     EXPECT_NE(op.rfind("aten::empty", 0), 0U) << op;
-    EXPECT_NE(op, "aten::view");       // views of an input are never scanned
+    EXPECT_NE(op, "aten::view");  // views of an input are never scanned
     EXPECT_NE(op, "aten::transpose");
   }
   EXPECT_GT(counters.skipped_views, 0);
@@ -209,7 +211,8 @@ TEST_F(AttachTest, LogFaultIsTheFirstNonFiniteProducedByAtenLogInBlock1Forward) 
   // Later ops only pass the NaN on: the next op on it (fc2's matrix product) has a non-finite input.
   bool propagator_seen = false;
   for (const auto& r : sink.records) {
-    if (&r > first && r.nonfinite > 0 && r.role == Role::output && r.module.rfind("blocks.1.mlp.fc2", 0) == 0) {
+    if (&r > first && r.nonfinite > 0 && r.role == Role::output &&
+        r.module.rfind("blocks.1.mlp.fc2", 0) == 0) {
       EXPECT_EQ(r.inputs_finite, false) << r.op;
       propagator_seen = true;
       break;
@@ -231,7 +234,8 @@ TEST_F(AttachTest, LrFaultGradientsExplodeBeforeTheFirstNonFinite) {
   const double start = norms[0];
   const double before = norms[std::size_t(first->step - 1)];
   EXPECT_TRUE(std::isfinite(before));
-  EXPECT_GT(before, 1000 * start) << "gradient norm " << start << " at step 0, " << before << " before the NaN";
+  EXPECT_GT(before, 1000 * start) << "gradient norm " << start << " at step 0, " << before
+                                  << " before the NaN";
   // Measured, not wished for: in this pre-LayerNorm model the activations of the residual stream
   // overflow first, in the forward, in a LayerNorm (its variance of ~1e19-sized values), which
   // the adapter reports as the producing op with finite inputs.

@@ -23,7 +23,8 @@ struct DemoOptions {
 };
 
 // Runs the training loop with the adapter attached to `sink`; prints the loss every `every` steps.
-void train(const demo::DemoConfig& config, demo::DemoTrainer& trainer, ObservationSink& sink, std::int64_t every) {
+void train(const demo::DemoConfig& config, demo::DemoTrainer& trainer, ObservationSink& sink,
+           std::int64_t every) {
   auto debug = tfdebug::torch::attach(sink, trainer.model());
   for (std::int64_t step = 0; step < config.steps; ++step) {
     debug.step_begin(step);
@@ -50,7 +51,8 @@ void run_demo(const DemoOptions& options) {
   config.steps = options.steps;
   config.seed = options.seed;
   auto fault = demo::parse_fault(options.fault);
-  if (!fault) throw Error("--fault: unknown fault '" + options.fault + "'; expected " + std::string(demo::kFaultNames));
+  if (!fault)
+    throw Error("--fault: unknown fault '" + options.fault + "'; expected " + std::string(demo::kFaultNames));
   config.fault = *fault;
   if (options.tier != "watch" && options.tier != "diagnose") {
     throw Error("--tier: expected watch or diagnose, got '" + options.tier + "'");
@@ -58,12 +60,13 @@ void run_demo(const DemoOptions& options) {
   if (config.steps < 1) throw Error("--steps: expected at least 1");
 
   demo::DemoTrainer trainer(config);
-  std::printf("tfdebug demo: transformer LM, %lld blocks, d_model %lld, %lld heads, %lld parameters; copy task; "
-              "fault %s; tier %s; %lld steps, seed %llu\n",
-              static_cast<long long>(config.layers), static_cast<long long>(config.d_model),
-              static_cast<long long>(config.heads), static_cast<long long>(trainer.parameter_count()),
-              options.fault.c_str(), options.tier.c_str(), static_cast<long long>(config.steps),
-              static_cast<unsigned long long>(config.seed));
+  std::printf(
+      "tfdebug demo: transformer LM, %lld blocks, d_model %lld, %lld heads, %lld parameters; copy task; "
+      "fault %s; tier %s; %lld steps, seed %llu\n",
+      static_cast<long long>(config.layers), static_cast<long long>(config.d_model),
+      static_cast<long long>(config.heads), static_cast<long long>(trainer.parameter_count()),
+      options.fault.c_str(), options.tier.c_str(), static_cast<long long>(config.steps),
+      static_cast<unsigned long long>(config.seed));
 
   demo::FirstNonFiniteSink sink(options.tier == "watch" ? Tier::watch : Tier::diagnose);
   train(config, trainer, sink, options.every);
@@ -72,8 +75,8 @@ void run_demo(const DemoOptions& options) {
   const auto producer = sink.first_producer();
   const auto first = sink.first();
   if (!first) {
-    std::printf("no non-finite value in %lld steps (%lld tensors observed)\n", static_cast<long long>(config.steps),
-                static_cast<long long>(sink.observations()));
+    std::printf("no non-finite value in %lld steps (%lld tensors observed)\n",
+                static_cast<long long>(config.steps), static_cast<long long>(sink.observations()));
     return;
   }
   if (producer) print_sighting("first non-finite value", *producer);
@@ -88,15 +91,18 @@ void run_demo(const DemoOptions& options) {
 
 void register_demo(CLI::App& app) {
   auto options = std::make_shared<DemoOptions>();
-  auto* cmd = app.add_subcommand("demo", "Train a small transformer LM with LibTorch, optionally with an injected "
-                                         "fault, and find where its first non-finite value came from");
+  auto* cmd = app.add_subcommand("demo",
+                                 "Train a small transformer LM with LibTorch, optionally with an injected "
+                                 "fault, and find where its first non-finite value came from");
   cmd->add_option("--steps", options->steps, "Training steps")->capture_default_str();
   cmd->add_option("--seed", options->seed, "Random seed (weights and data)")->capture_default_str();
   cmd->add_option("--fault", options->fault, "Injected fault: " + std::string(demo::kFaultNames))
       ->capture_default_str();
   cmd->add_option("--tier", options->tier, "What tfdebug observes: watch or diagnose")->capture_default_str();
-  cmd->add_option("--every", options->every, "Print the loss every N steps (0: never)")->capture_default_str();
-  cmd->footer("Exit 0 when no non-finite value was seen, 1 when one was (it is reported), 2 for bad options.");
+  cmd->add_option("--every", options->every, "Print the loss every N steps (0: never)")
+      ->capture_default_str();
+  cmd->footer(
+      "Exit 0 when no non-finite value was seen, 1 when one was (it is reported), 2 for bad options.");
   cmd->callback([options] { run_demo(*options); });
 }
 

@@ -66,12 +66,12 @@ class Attachment {
  public:
   // What the callback did since attach; for tests and benchmarks.
   struct Counters {
-    std::int64_t ops = 0;                     // aten ops seen inside steps
-    std::int64_t observed = 0;                // tensors handed to the sink (all roles)
-    std::int64_t skipped_views = 0;           // outputs that alias an input without writing it
-    std::int64_t skipped_duplicates = 0;      // outputs already observed this step
-    std::int64_t skipped_uninitialised = 0;   // outputs of empty*, resize_, set_
-    std::int64_t sink_failures = 0;           // observe() calls that threw
+    std::int64_t ops = 0;                    // aten ops seen inside steps
+    std::int64_t observed = 0;               // tensors handed to the sink (all roles)
+    std::int64_t skipped_views = 0;          // outputs that alias an input without writing it
+    std::int64_t skipped_duplicates = 0;     // outputs already observed this step
+    std::int64_t skipped_uninitialised = 0;  // outputs of empty*, resize_, set_
+    std::int64_t sink_failures = 0;          // observe() calls that threw
   };
 
   Attachment(Attachment&& other) noexcept;
@@ -90,8 +90,7 @@ class Attachment {
   Counters counters() const noexcept;
 
  private:
-  friend Attachment attach(ObservationSink& sink, ::torch::nn::Module& module,
-                           const AttachOptions& options);
+  friend Attachment attach(ObservationSink& sink, ::torch::nn::Module& module, const AttachOptions& options);
   explicit Attachment(std::unique_ptr<detail::AttachState> state);
   std::unique_ptr<detail::AttachState> state_;
 };

@@ -108,10 +108,13 @@ struct Block : ::torch::nn::Module {
 std::int64_t fault_block(const DemoConfig& c) {
   switch (c.fault) {
     case Fault::log:
-    case Fault::div: return std::min<std::int64_t>(1, c.layers - 1);
+    case Fault::div:
+      return std::min<std::int64_t>(1, c.layers - 1);
     case Fault::sqrt:
-    case Fault::dead: return 0;
-    default: return -1;
+    case Fault::dead:
+      return 0;
+    default:
+      return -1;
   }
 }
 
@@ -155,7 +158,9 @@ std::optional<Fault> parse_fault(std::string_view name) {
   return std::nullopt;
 }
 
-std::string_view fault_name(Fault fault) { return kNames[std::size_t(fault)]; }
+std::string_view fault_name(Fault fault) {
+  return kNames[std::size_t(fault)];
+}
 
 struct DemoTrainer::Impl {
   DemoConfig config;
@@ -189,18 +194,22 @@ DemoTrainer::DemoTrainer(const DemoConfig& config) : impl_(std::make_unique<Impl
     }
   }
   const auto block = fault_block(config);
-  if (block >= 0 && config.fault != Fault::dead) impl_->faulty_mlp = model.block_list[std::size_t(block)]->mlp;
+  if (block >= 0 && config.fault != Fault::dead)
+    impl_->faulty_mlp = model.block_list[std::size_t(block)]->mlp;
   if (config.fault == Fault::lr) {
-    impl_->optimizer = std::make_unique<::torch::optim::SGD>(model.parameters(), ::torch::optim::SGDOptions(50.0));
+    impl_->optimizer =
+        std::make_unique<::torch::optim::SGD>(model.parameters(), ::torch::optim::SGDOptions(50.0));
   } else {
-    impl_->optimizer = std::make_unique<::torch::optim::Adam>(model.parameters(),
-                                                              ::torch::optim::AdamOptions(config.learning_rate));
+    impl_->optimizer = std::make_unique<::torch::optim::Adam>(
+        model.parameters(), ::torch::optim::AdamOptions(config.learning_rate));
   }
 }
 
 DemoTrainer::~DemoTrainer() = default;
 
-::torch::nn::Module& DemoTrainer::model() { return *impl_->model; }
+::torch::nn::Module& DemoTrainer::model() {
+  return *impl_->model;
+}
 
 double DemoTrainer::train_step() {
   auto [inputs, targets] = impl_->batch();

@@ -40,8 +40,8 @@ struct DemoConfig {
   std::int64_t steps = 200;
   std::uint64_t seed = 1;
   Fault fault = Fault::none;
-  std::int64_t vocab = 16;      // tokens 1..vocab-1; 0 is the separator
-  std::int64_t length = 8;      // tokens to copy; sequences are 2 * length + 1 long
+  std::int64_t vocab = 16;  // tokens 1..vocab-1; 0 is the separator
+  std::int64_t length = 8;  // tokens to copy; sequences are 2 * length + 1 long
   std::int64_t batch = 32;
   std::int64_t d_model = 32;
   std::int64_t heads = 4;

@@ -9,19 +9,26 @@ namespace tfdebug::demo {
 
 const char* phase_label(Phase phase) {
   switch (phase) {
-    case Phase::forward: return "forward";
-    case Phase::backward: return "backward";
-    case Phase::optimizer: return "optimizer";
+    case Phase::forward:
+      return "forward";
+    case Phase::backward:
+      return "backward";
+    case Phase::optimizer:
+      return "optimizer";
   }
   return "?";
 }
 
 const char* role_label(Role role) {
   switch (role) {
-    case Role::output: return "output";
-    case Role::parameter: return "parameter";
-    case Role::gradient: return "gradient";
-    case Role::update: return "update";
+    case Role::output:
+      return "output";
+    case Role::parameter:
+      return "parameter";
+    case Role::gradient:
+      return "gradient";
+    case Role::update:
+      return "update";
   }
   return "?";
 }
@@ -39,12 +46,18 @@ void FirstNonFiniteSink::observe(const Observation& observation) {
   ++observations_;
   if (observation.role == Role::gradient) {
     gradient_seen_ = true;
-    gradient_square_sum_ += stats.nonfinite() > 0 ? std::numeric_limits<double>::infinity() : stats.l2 * stats.l2;
+    gradient_square_sum_ +=
+        stats.nonfinite() > 0 ? std::numeric_limits<double>::infinity() : stats.l2 * stats.l2;
   }
   if (stats.nonfinite() == 0) return;
-  NonFiniteSighting sighting{observation.step,        observation.phase,  observation.role,
-                             std::string(observation.module), std::string(observation.op), stats.nan,
-                             stats.pos_inf + stats.neg_inf,  observation.inputs_finite};
+  NonFiniteSighting sighting{observation.step,
+                             observation.phase,
+                             observation.role,
+                             std::string(observation.module),
+                             std::string(observation.op),
+                             stats.nan,
+                             stats.pos_inf + stats.neg_inf,
+                             observation.inputs_finite};
   if (!first_) first_ = sighting;
   if (!first_producer_ && observation.role == Role::output && observation.inputs_finite == true) {
     first_producer_ = sighting;
