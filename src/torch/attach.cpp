@@ -166,8 +166,8 @@ std::optional<TensorView> view_of(const at::Tensor& t) {
 }
 
 bool is_finite(TensorView view) {
-  static const StatsOptions options;  // one thread, fast moments
-  return compute_stats(view, options).nonfinite() == 0;
+  static const StatsOptions kOptions;  // one thread, fast moments
+  return compute_stats(view, kOptions).nonfinite() == 0;
 }
 
 // ---- Per-thread state (Note [Frames]) --------------------------------------------------------

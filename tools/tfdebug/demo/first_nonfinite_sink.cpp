@@ -40,8 +40,8 @@ void FirstNonFiniteSink::begin_step(std::int64_t /*step*/) {
 }
 
 void FirstNonFiniteSink::observe(const Observation& observation) {
-  static const StatsOptions options;
-  const Stats stats = compute_stats(observation.value, options);
+  static const StatsOptions kOptions;
+  const Stats stats = compute_stats(observation.value, kOptions);
   std::lock_guard<std::mutex> lock(mutex_);
   ++observations_;
   if (observation.role == Role::gradient) {
