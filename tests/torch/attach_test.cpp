@@ -181,16 +181,21 @@ TEST_F(AttachTest, DiagnoseSeesEveryPhaseWithModulesAndSkipsViewsAndDuplicates) 
   EXPECT_EQ(counters.sink_failures, 0);
 }
 
-// Ground truth without tfdebug: the first step whose forward takes the log of a negative value.
-std::int64_t first_negative_log_argument(std::int64_t steps) {
-  tfdebug::demo::DemoTrainer trainer(config_for(tfdebug::demo::Fault::log, steps));
+// Ground truth without tfdebug: the first step whose forward takes the log or sqrt of a negative
+// value (or, for div, divides by a zero norm), from the model's own record of the argument.
+std::int64_t first_bad_argument(tfdebug::demo::Fault fault, std::int64_t steps) {
+  tfdebug::demo::DemoTrainer trainer(config_for(fault, steps));
   trainer.record_fault_argument(true);
   for (std::int64_t step = 0; step < steps; ++step) {
     trainer.train_step();
     auto argument = trainer.last_fault_argument_min();
-    if (argument && *argument < 0) return step;
+    if (argument && (fault == tfdebug::demo::Fault::div ? *argument <= 0 : *argument < 0)) return step;
   }
   return -1;
+}
+
+std::int64_t first_negative_log_argument(std::int64_t steps) {
+  return first_bad_argument(tfdebug::demo::Fault::log, steps);
 }
 
 TEST_F(AttachTest, LogFaultIsTheFirstNonFiniteProducedByAtenLogInBlock1Forward) {
@@ -219,6 +224,57 @@ TEST_F(AttachTest, LogFaultIsTheFirstNonFiniteProducedByAtenLogInBlock1Forward) 
     }
   }
   EXPECT_TRUE(propagator_seen);
+}
+
+// sqrt in blocks.0.mlp, div in blocks.1.mlp: the producing op, forward, at the ground-truth step.
+TEST_F(AttachTest, SqrtAndDivFaultsAreProducedInTheirBlocks) {
+  struct Case {
+    tfdebug::demo::Fault fault;
+    const char* op;
+    const char* module;
+  };
+  for (const Case& c : {Case{tfdebug::demo::Fault::sqrt, "aten::sqrt", "blocks.0.mlp"},
+                        Case{tfdebug::demo::Fault::div, "aten::div", "blocks.1.mlp"}}) {
+    SCOPED_TRACE(c.op);
+    constexpr std::int64_t kSteps = 150;
+    const auto expected_step = first_bad_argument(c.fault, kSteps);
+    ASSERT_GE(expected_step, 0);
+    tfdebug::demo::DemoTrainer trainer(config_for(c.fault, kSteps));
+    RecordingSink sink(Tier::diagnose);
+    train(trainer, sink, expected_step + 1);
+    const Record* first = sink.first_nonfinite();
+    ASSERT_NE(first, nullptr);
+    EXPECT_EQ(first->op, c.op);
+    EXPECT_EQ(first->phase, Phase::forward);
+    EXPECT_EQ(first->step, expected_step);
+    EXPECT_EQ(first->module.rfind(c.module, 0), 0U) << first->module;
+    EXPECT_EQ(first->inputs_finite, true);
+  }
+}
+
+// The dead layer really is dead, as observed: every output of blocks.0.mlp's ReLU is zero at
+// every step, and its weights get no gradient; no value is ever non-finite.
+TEST_F(AttachTest, DeadFaultLayerOutputsAreAllZero) {
+  constexpr std::int64_t kSteps = 5;
+  tfdebug::demo::DemoTrainer trainer(config_for(tfdebug::demo::Fault::dead, kSteps));
+  RecordingSink sink(Tier::diagnose);
+  train(trainer, sink, kSteps);
+  EXPECT_EQ(sink.first_nonfinite(), nullptr);
+  std::int64_t relu_outputs = 0;
+  for (const auto& r : sink.records) {
+    if (r.role == Role::output && r.phase == Phase::forward && r.op == "aten::clamp_min") {
+      if (r.module == "blocks.0.mlp.fc1") {
+        EXPECT_EQ(r.l2, 0.0) << "step " << r.step;
+        ++relu_outputs;
+      } else {
+        EXPECT_GT(r.l2, 0.0) << r.module;  // the other block's ReLU lives
+      }
+    }
+    if (r.role == Role::gradient && r.op == "blocks.0.mlp.fc1.weight") {
+      EXPECT_EQ(r.l2, 0.0);
+    }
+  }
+  EXPECT_EQ(relu_outputs, kSteps);
 }
 
 TEST_F(AttachTest, LrFaultGradientsExplodeBeforeTheFirstNonFinite) {
