@@ -16,6 +16,8 @@ packages=(
   libcli11-dev nlohmann-json3-dev libfmt-dev libxlsxwriter-dev
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev
+  # the LibTorch adapter (tfdebug::torch) and tfdebug demo
+  libtorch-dev
   # peers and independent references in tests/bench
   python3-numpy libopenblas0-pthread
   # independent writers/readers of model files in tests: torch.save, onnx; ONNX conformance models

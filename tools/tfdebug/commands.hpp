@@ -13,5 +13,8 @@ void register_inspect(CLI::App& app);
 void register_stats(CLI::App& app);
 void register_doctor(CLI::App& app);
 void register_dtypes(CLI::App& app);
+#ifdef TFDEBUG_HAVE_TORCH
+void register_demo(CLI::App& app);  // cmd_demo.cpp, built with LibTorch only
+#endif
 
 }  // namespace tfdebug::cli

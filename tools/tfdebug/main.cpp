@@ -30,6 +30,9 @@ int run(int argc, char** argv) {
   tfdebug::cli::register_stats(app);
   tfdebug::cli::register_doctor(app);
   tfdebug::cli::register_dtypes(app);
+#ifdef TFDEBUG_HAVE_TORCH
+  tfdebug::cli::register_demo(app);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

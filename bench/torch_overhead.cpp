@@ -1,0 +1,158 @@
+// Overhead of tfdebug::torch on the demo model: median training-step time with tfdebug off,
+// attached in watch and in diagnose, and with LibTorch's anomaly mode, all in one process, as
+// ratios to off. bench/torch_overhead.sh runs it (and the Python peers) and prints the table.
+//
+//   torch_overhead [--rounds N] [--steps N]
+#include <ATen/Parallel.h>
+#include <ATen/record_function.h>
+#include <torch/csrc/autograd/anomaly_mode.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "demo_model.hpp"
+#include "first_nonfinite_sink.hpp"
+#include "tfdebug/torch/attach.hpp"
+
+namespace {
+
+// The floor under any RecordFunction observer: a callback that does nothing, registered the way
+// the adapter registers its own (inputs and outputs), so every op boxes them.
+std::unique_ptr<at::ObserverContext> empty_start(const at::RecordFunction&) {
+  return nullptr;
+}
+void empty_end(const at::RecordFunction&, at::ObserverContext*) {}
+
+// The adapter alone: takes each observation and does nothing with it.
+class NullSink : public tfdebug::ObservationSink {
+ public:
+  explicit NullSink(tfdebug::Tier tier) : tier_(tier) {}
+  void begin_step(std::int64_t) override {}
+  void observe(const tfdebug::Observation&) override {}
+  void end_step(std::int64_t, std::optional<double>) override {}
+  tfdebug::Tier tier() const noexcept override { return tier_; }
+  bool should_stop() const noexcept override { return false; }
+
+ private:
+  tfdebug::Tier tier_;
+};
+
+enum class Mode { off, floor, watch_null, watch, diagnose_null, diagnose, anomaly };
+constexpr Mode kModes[] = {Mode::off,           Mode::floor,    Mode::watch_null, Mode::watch,
+                           Mode::diagnose_null, Mode::diagnose, Mode::anomaly};
+const char* mode_name(Mode m) {
+  switch (m) {
+    case Mode::off:
+      return "off";
+    case Mode::floor:
+      return "empty RecordFunction cb";
+    case Mode::watch_null:
+      return "watch (adapter only)";
+    case Mode::watch:
+      return "watch (+ stats sink)";
+    case Mode::diagnose_null:
+      return "diagnose (adapter only)";
+    case Mode::diagnose:
+      return "diagnose (+ stats sink)";
+    case Mode::anomaly:
+      return "LibTorch anomaly mode";
+  }
+  return "?";
+}
+
+struct Runner {
+  Mode mode;
+  std::unique_ptr<tfdebug::demo::DemoTrainer> trainer;
+  std::unique_ptr<tfdebug::ObservationSink> sink;
+  std::vector<double> times;
+  std::int64_t step = 0;
+
+  void run(std::int64_t steps) {
+    std::optional<tfdebug::torch::Attachment> debug;
+    if (sink) debug.emplace(tfdebug::torch::attach(*sink, trainer->model()));
+    std::optional<at::CallbackHandle> empty;
+    if (mode == Mode::floor) {
+      empty =
+          at::addGlobalCallback(at::RecordFunctionCallback(&empty_start, &empty_end)
+                                    .needsInputs(true)
+                                    .needsOutputs(true)
+                                    .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
+    }
+    const bool anomaly = mode == Mode::anomaly;
+    torch::autograd::AnomalyMode::set_enabled(anomaly);
+    for (std::int64_t i = 0; i < steps; ++i, ++step) {
+      const auto start = std::chrono::steady_clock::now();
+      if (debug) debug->step_begin(step);
+      const double loss = trainer->train_step();
+      if (debug) debug->step_end(step, loss);
+      times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+    torch::autograd::AnomalyMode::set_enabled(false);
+    if (empty) at::removeCallback(*empty);
+  }
+  double median() const {
+    auto sorted = times;
+    std::sort(sorted.begin(), sorted.end());
+    return sorted[sorted.size() / 2];
+  }
+};
+
+void measure(const char* label, const tfdebug::demo::DemoConfig& config, int rounds, std::int64_t steps) {
+  std::vector<Runner> runners;
+  for (Mode mode : kModes) {
+    Runner r{mode, std::make_unique<tfdebug::demo::DemoTrainer>(config), nullptr, {}, 0};
+    if (mode == Mode::watch_null) r.sink = std::make_unique<NullSink>(tfdebug::Tier::watch);
+    if (mode == Mode::diagnose_null) r.sink = std::make_unique<NullSink>(tfdebug::Tier::diagnose);
+    if (mode == Mode::watch)
+      r.sink = std::make_unique<tfdebug::demo::FirstNonFiniteSink>(tfdebug::Tier::watch);
+    if (mode == Mode::diagnose)
+      r.sink = std::make_unique<tfdebug::demo::FirstNonFiniteSink>(tfdebug::Tier::diagnose);
+    r.run(3);  // warm-up
+    r.times.clear();
+    runners.push_back(std::move(r));
+  }
+  // Interleaved rounds, so that a noisy neighbour slows every mode alike.
+  for (int round = 0; round < rounds; ++round) {
+    for (auto& r : runners) r.run(steps);
+  }
+  const double off = runners[0].median();
+  std::printf(
+      "%s: d_model %lld, %lld blocks, %lld heads, d_ff %lld, batch %lld x %lld tokens, %lld parameters; "
+      "%zu steps per mode\n",
+      label, static_cast<long long>(config.d_model), static_cast<long long>(config.layers),
+      static_cast<long long>(config.heads), static_cast<long long>(config.d_ff),
+      static_cast<long long>(config.batch), static_cast<long long>(2 * config.length),
+      static_cast<long long>(runners[0].trainer->parameter_count()), runners[0].times.size());
+  for (const auto& r : runners) {
+    std::printf("  %-26s %9.3f ms  %6.3fx\n", mode_name(r.mode), 1e3 * r.median(), r.median() / off);
+  }
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int rounds = 5;
+  std::int64_t steps = 20;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--rounds") == 0) rounds = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--steps") == 0) steps = std::atoll(argv[i + 1]);
+  }
+  at::set_num_threads(1);
+  tfdebug::demo::DemoConfig small;  // the demo's default size
+  measure("default", small, rounds, steps);
+  tfdebug::demo::DemoConfig large;
+  large.d_model = 128;
+  large.heads = 4;
+  large.layers = 4;
+  large.d_ff = 512;
+  large.length = 16;
+  measure("larger", large, rounds, std::max<std::int64_t>(1, steps / 4));
+  return 0;
+}

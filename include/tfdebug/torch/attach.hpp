@@ -1,0 +1,115 @@
+// Attach tfdebug to a LibTorch training loop with no change to the model: one global
+// at::RecordFunction callback sees every aten op of the forward, the backward (on any autograd
+// thread) and the optimizer step, and hands what it sees to an ObservationSink (a
+// tfdebug::Session, or any other sink).
+//
+//   MyModel model;                                   // any torch::nn::Module
+//   torch::optim::Adam optimizer(model->parameters(), 1e-3);
+//   auto debug = tfdebug::torch::attach(sink, *model);
+//   for (std::int64_t step = 0; step < steps; ++step) {
+//     debug.step_begin(step);
+//     auto loss = model->forward(batch);
+//     optimizer.zero_grad();
+//     loss.backward();
+//     optimizer.step();
+//     debug.step_end(step, loss.item<double>());   // throws only when sink.should_stop()
+//   }                                                // `debug` detaches when it goes out of scope
+//
+// What is observed, per tier (docs/live-debugging.md has the full account):
+//   watch:    each step, every parameter at step_begin (Role::parameter), its gradient after
+//             backward (Role::gradient) and the optimizer's change new - old (Role::update);
+//             every AttachOptions::watch_outputs_every steps also the forward outputs of the ops
+//             that read a parameter (the model's parameterised layers: linear, embedding,
+//             layer_norm, ...).
+//   diagnose: also the output of every other op, in forward, backward and optimizer.
+// Module paths come from the module's named_modules() and from the parameters an op reads; ops
+// that read none inherit the module of the last op on the same thread that did, or the innermost
+// tfdebug::torch::Scope. Backward ops get the module of the forward op that created their
+// autograd node (the sequence number both share).
+//
+// Only one attachment may be live at a time in a process; attach throws tfdebug::Error
+// otherwise. The callbacks never throw into the training loop: a sink that throws from
+// observe() is counted in Counters::sink_failures and the run goes on.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string_view>
+
+#include "tfdebug/session/observation.hpp"
+
+namespace torch::nn {
+class Module;
+}  // namespace torch::nn
+
+namespace tfdebug::torch {
+
+struct AttachOptions {
+  // Record each floating-point parameter's value at step_begin so that step_end can observe
+  // the update (new - old) with Role::update. Costs one copy of the parameters per step.
+  bool track_updates = true;
+  // In tier watch, observe layer outputs only every this many steps (steps where step % N == 0):
+  // the op callback costs every op of a step even when it observes nothing (~15% of a small
+  // model's step), so watch leaves it off in the other steps and reads parameters, gradients and
+  // updates from the step markers. 1: every step. Tier diagnose observes every step regardless.
+  std::int64_t watch_outputs_every = 10;
+};
+
+namespace detail {
+struct AttachState;
+}  // namespace detail
+
+// The live attachment. Destroying it (or detach()) removes the callback; safe while no
+// training step runs on another thread.
+class Attachment {
+ public:
+  // What the callback did since attach; for tests and benchmarks.
+  struct Counters {
+    std::int64_t ops = 0;                    // aten ops seen inside steps
+    std::int64_t observed = 0;               // tensors handed to the sink (all roles)
+    std::int64_t skipped_views = 0;          // outputs that alias an input without writing it
+    std::int64_t skipped_duplicates = 0;     // outputs already observed this step
+    std::int64_t skipped_uninitialised = 0;  // outputs of empty*, resize_, set_
+    std::int64_t sink_failures = 0;          // observe() calls that threw
+  };
+
+  Attachment(Attachment&& other) noexcept;
+  Attachment& operator=(Attachment&& other) noexcept;
+  Attachment(const Attachment&) = delete;
+  Attachment& operator=(const Attachment&) = delete;
+  ~Attachment();
+
+  // Step markers: map to sink.begin_step / sink.end_step. begin_step reads sink.tier() for the
+  // step. Both throw tfdebug::Error when sink.should_stop() (the only time anything throws).
+  void step_begin(std::int64_t step);
+  void step_end(std::int64_t step, std::optional<double> loss = std::nullopt);
+
+  void detach() noexcept;
+  bool attached() const noexcept { return state_ != nullptr; }
+  Counters counters() const noexcept;
+
+ private:
+  friend Attachment attach(ObservationSink& sink, ::torch::nn::Module& module, const AttachOptions& options);
+  explicit Attachment(std::unique_ptr<detail::AttachState> state);
+  std::unique_ptr<detail::AttachState> state_;
+};
+
+// Attaches to `module`'s parameters and to every op that runs between step_begin and step_end.
+// `sink` and `module` must outlive the attachment.
+[[nodiscard]] Attachment attach(ObservationSink& sink, ::torch::nn::Module& module,
+                                const AttachOptions& options = {});
+
+// Optional exact module names: ops that read no parameter while a Scope is alive on this
+// thread run in `path` (ops that read a parameter keep the parameter's module).
+//
+//   tfdebug::torch::Scope scope("blocks.1.attn");
+class Scope {
+ public:
+  explicit Scope(std::string_view path);
+  ~Scope();
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+};
+
+}  // namespace tfdebug::torch
