@@ -14,6 +14,8 @@ packages=(
   zlib1g-dev
   # CLI and report writers
   libcli11-dev nlohmann-json3-dev libfmt-dev
+  # session: run configuration files in TOML
+  libtomlplusplus-dev
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   # peers and independent references in tests/bench
