@@ -160,7 +160,10 @@ void Monitors::observe(const Observation& o, const Measurements& m, Emitter& out
     else
       ++untracked_;
   }
-  if ((o.role == Role::parameter || o.role == Role::update) && config_.rules.update_ratio.enabled) {
+  // Weight matrices only: biases and norm scales start at 0 or 1, so their first updates are
+  // large relative to them by construction.
+  if ((o.role == Role::parameter || o.role == Role::update) && config_.rules.update_ratio.enabled &&
+      o.value.rank() >= 2) {
     if (UpdatePair* pair = track(step_updates_, make_key(o.module, o.op))) {
       pair->module = o.module;
       pair->op = o.op;
