@@ -89,22 +89,27 @@ int main(int argc, char** argv) {
       probe.begin_step(step);
       // Forward.
       linear(x, p.w1, p.b1, kInputs, kHidden, pre1);
-      probe.observe("layer1.linear", tfdebug::Phase::forward, view(pre1, kSamples, kHidden), {view(x, kSamples, kInputs)});
+      probe.observe("layer1.linear", tfdebug::Phase::forward, view(pre1, kSamples, kHidden),
+                    {view(x, kSamples, kInputs)});
       if (fault == "log") {
         feat.resize(pre1.size());
         for (std::size_t i = 0; i < pre1.size(); ++i) {
           if (1.0f + pre1[i] < 0 && first_negative_step < 0) first_negative_step = step;
           feat[i] = std::log(1.0f + pre1[i]);  // the bug: meant log1p(relu(x))
         }
-        probe.observe("layer1.log", tfdebug::Phase::forward, view(feat, kSamples, kHidden), {view(pre1, kSamples, kHidden)});
+        probe.observe("layer1.log", tfdebug::Phase::forward, view(feat, kSamples, kHidden),
+                      {view(pre1, kSamples, kHidden)});
       } else {
         feat = pre1;
       }
       h.resize(feat.size());
-      for (std::size_t i = 0; i < feat.size(); ++i) h[i] = feat[i] > 0 || std::isnan(feat[i]) ? feat[i] : 0.0f;
-      probe.observe("layer1.relu", tfdebug::Phase::forward, view(h, kSamples, kHidden), {view(feat, kSamples, kHidden)});
+      for (std::size_t i = 0; i < feat.size(); ++i)
+        h[i] = feat[i] > 0 || std::isnan(feat[i]) ? feat[i] : 0.0f;
+      probe.observe("layer1.relu", tfdebug::Phase::forward, view(h, kSamples, kHidden),
+                    {view(feat, kSamples, kHidden)});
       linear(h, p.w2, p.b2, kHidden, kClasses, logits);
-      probe.observe("layer2.linear", tfdebug::Phase::forward, view(logits, kSamples, kClasses), {view(h, kSamples, kHidden)});
+      probe.observe("layer2.linear", tfdebug::Phase::forward, view(logits, kSamples, kClasses),
+                    {view(h, kSamples, kHidden)});
       // Softmax cross-entropy (mean over the batch) and its gradient.
       prob.resize(logits.size());
       double loss = 0;
@@ -145,7 +150,8 @@ int main(int argc, char** argv) {
         for (int j = 0; j < kHidden; ++j) {
           const float g = dpre1[std::size_t(n * kHidden + j)];
           db1[std::size_t(j)] += g;
-          for (int i = 0; i < kInputs; ++i) dw1[std::size_t(j * kInputs + i)] += g * x[std::size_t(n * kInputs + i)];
+          for (int i = 0; i < kInputs; ++i)
+            dw1[std::size_t(j * kInputs + i)] += g * x[std::size_t(n * kInputs + i)];
         }
       // Parameters, gradients and SGD updates.
       struct Param {
@@ -162,14 +168,17 @@ int main(int argc, char** argv) {
         Matrix update(q.value->size());
         for (std::size_t i = 0; i < update.size(); ++i) update[i] = -kLearningRate * (*q.grad)[i];
         const std::int64_t rank1 = q.rows == 1 ? 1 : 2;
-        const tfdebug::TensorView grad_view = rank1 == 1 ? tfdebug::TensorView(q.grad->data(), tfdebug::DType::f32, {q.cols})
-                                                         : view(*q.grad, q.rows, q.cols);
-        const tfdebug::TensorView value_view = rank1 == 1 ? tfdebug::TensorView(q.value->data(), tfdebug::DType::f32, {q.cols})
-                                                          : view(*q.value, q.rows, q.cols);
+        const tfdebug::TensorView grad_view =
+            rank1 == 1 ? tfdebug::TensorView(q.grad->data(), tfdebug::DType::f32, {q.cols})
+                       : view(*q.grad, q.rows, q.cols);
+        const tfdebug::TensorView value_view =
+            rank1 == 1 ? tfdebug::TensorView(q.value->data(), tfdebug::DType::f32, {q.cols})
+                       : view(*q.value, q.rows, q.cols);
         probe.observe_parameter(q.name, value_view);
         probe.observe_gradient(q.name, grad_view);
-        probe.observe_update(q.name, rank1 == 1 ? tfdebug::TensorView(update.data(), tfdebug::DType::f32, {q.cols})
-                                                : view(update, q.rows, q.cols));
+        probe.observe_update(q.name, rank1 == 1
+                                         ? tfdebug::TensorView(update.data(), tfdebug::DType::f32, {q.cols})
+                                         : view(update, q.rows, q.cols));
         for (std::size_t i = 0; i < update.size(); ++i) (*q.value)[i] += update[i];
       }
       probe.end_step(loss);  // throws tfdebug::Error once an error was found (stop_on_error)
@@ -190,10 +199,12 @@ int main(int argc, char** argv) {
     const tfdebug::Finding* f = find("nonfinite");
     ok = f != nullptr && f->module == "layer1" && f->op == "log" && f->phase == tfdebug::Phase::forward &&
          f->step == first_negative_step && f->evidence_value("producer") == 1;
-    std::printf("planted: log(1 + x) with x < -1 first at step %lld\n", static_cast<long long>(first_negative_step));
+    std::printf("planted: log(1 + x) with x < -1 first at step %lld\n",
+                static_cast<long long>(first_negative_step));
     if (f != nullptr)
       std::printf("diagnosis: %s at step %lld: %s (%s), %g propagators\n", f->rule.c_str(),
-                  static_cast<long long>(f->step), f->op.c_str(), f->module.c_str(), f->evidence_value("propagators"));
+                  static_cast<long long>(f->step), f->op.c_str(), f->module.c_str(),
+                  f->evidence_value("propagators"));
   } else if (fault == "dead") {
     const tfdebug::Finding* f = find("dead_units");
     ok = f != nullptr && f->module == "layer1" && f->op == "relu" && f->evidence_value("fraction") == 1.0;
@@ -204,8 +215,8 @@ int main(int argc, char** argv) {
   } else {
     ok = std::none_of(summary.findings.begin(), summary.findings.end(),
                       [](const tfdebug::Finding& f) { return f.severity == tfdebug::Severity::error; });
-    std::printf("diagnosis: %zu findings, none of them errors; final loss over %lld steps\n", summary.findings.size(),
-                static_cast<long long>(summary.steps));
+    std::printf("diagnosis: %zu findings, none of them errors; final loss over %lld steps\n",
+                summary.findings.size(), static_cast<long long>(summary.steps));
   }
   std::printf("%s\n", ok ? "diagnosis matches the planted fault" : "DIAGNOSIS DOES NOT MATCH");
   return ok ? 0 : 1;

@@ -70,8 +70,8 @@ std::vector<RecordedStep> FlightRecorder::steps() const {
     RecordedStep step{slot.step, slot.loss, slot.dropped, {}};
     step.ops.reserve(slot.ops.size());
     for (const Summary& s : slot.ops) {
-      step.ops.push_back(RecordedOp{names_[s.module_id], names_[s.op_id], s.phase, s.role, s.count,
-                                    s.nan, s.inf, s.min, s.max, s.mean, s.std, s.abs_max});
+      step.ops.push_back(RecordedOp{names_[s.module_id], names_[s.op_id], s.phase, s.role, s.count, s.nan,
+                                    s.inf, s.min, s.max, s.mean, s.std, s.abs_max});
     }
     result.push_back(std::move(step));
   }

@@ -136,7 +136,8 @@ std::optional<std::vector<double>> Monitors::spectral_due(const Observation& o) 
   const SpectralRule& rule = config_.rules.spectral;
   const TensorView& v = o.value;
   if (!rule.enabled || o.role != Role::parameter || v.rank() < 2 || !is_floating(v.dtype()) ||
-      v.numel() > rule.max_elements || v.shape(0) < 2 || v.numel() / std::max<std::int64_t>(v.shape(0), 1) < 2)
+      v.numel() > rule.max_elements || v.shape(0) < 2 ||
+      v.numel() / std::max<std::int64_t>(v.shape(0), 1) < 2)
     return std::nullopt;
   const bool known = spectral_.count(make_key(o.module, o.op)) > 0;
   SpectralState* state = track(spectral_, make_key(o.module, o.op));
@@ -186,8 +187,8 @@ void Monitors::check_nonfinite(const Observation& o, const Stats& s, Emitter& ou
   if (!producer) {
     ++step_propagators_;
     if (!step_first_nonfinite_)
-      step_first_nonfinite_ = Candidate{std::string(o.module), std::string(o.op), o.phase, o.role,
-                                        o.inputs_finite, s};
+      step_first_nonfinite_ =
+          Candidate{std::string(o.module), std::string(o.op), o.phase, o.role, o.inputs_finite, s};
     return;
   }
   Finding f = make_finding("nonfinite", Severity::error, o.step, o.phase, o.module, o.op);
@@ -222,15 +223,13 @@ void Monitors::end_nonfinite(std::int64_t step, Emitter& out) {
     const Candidate& c = *step_first_nonfinite_;
     Finding f = make_finding("nonfinite", Severity::error, step, c.phase, c.module, c.op);
     const std::string what =
-        c.role != Role::output ? "the " + std::string(role_name(c.role)) + " " + c.op
-                               : where(c.module, c.op);
-    const std::string why = c.role != Role::output         ? " (no op was seen producing it)"
-                            : c.inputs_finite == false      ? " (its inputs were already non-finite)"
-                                                            : " (the producer did not report whether "
-                                                              "its inputs were finite)";
-    f.message = "first non-finite value: " + what + " holds " +
-                std::to_string(c.stats.nonfinite()) + " NaN/Inf of " +
-                std::to_string(c.stats.count) + why + at_step(c.phase, step);
+        c.role != Role::output ? "the " + std::string(role_name(c.role)) + " " + c.op : where(c.module, c.op);
+    const std::string why = c.role != Role::output     ? " (no op was seen producing it)"
+                            : c.inputs_finite == false ? " (its inputs were already non-finite)"
+                                                       : " (the producer did not report whether "
+                                                         "its inputs were finite)";
+    f.message = "first non-finite value: " + what + " holds " + std::to_string(c.stats.nonfinite()) +
+                " NaN/Inf of " + std::to_string(c.stats.count) + why + at_step(c.phase, step);
     f.suggestion = c.role != Role::output
                        ? "the value was corrupted before this step's ops ran: look at the "
                          "previous step's update and gradients"
@@ -258,12 +257,13 @@ void Monitors::check_headroom(const Observation& o, const Stats& s, Emitter& out
   const std::string target = std::string(dtype_name(t.dtype));
   if (t.headroom >= rule.overflow_headroom) {
     Finding f = make_finding("headroom_overflow", Severity::warning, o.step, o.phase, o.module, o.op);
-    f.message = where(o.module, o.op) + " " + std::string(role_name(o.role)) + " reaches " +
-                num(s.abs_max) + " = " + num(t.headroom) + " of " + target + "'s largest value" +
+    f.message = where(o.module, o.op) + " " + std::string(role_name(o.role)) + " reaches " + num(s.abs_max) +
+                " = " + num(t.headroom) + " of " + target + "'s largest value" +
                 (t.overflow > 0 ? " (" + std::to_string(t.overflow) + " values overflow)" : "") +
                 at_step(o.phase, o.step);
-    f.suggestion = "keep this op in f32 under autocast, rescale its input (normalise, smaller "
-                   "init), or use bf16's wider range";
+    f.suggestion =
+        "keep this op in f32 under autocast, rescale its input (normalise, smaller "
+        "init), or use bf16's wider range";
     f.evidence = {{"abs_max", s.abs_max},
                   {"headroom", t.headroom},
                   {"overflow", double(t.overflow)},
@@ -273,9 +273,8 @@ void Monitors::check_headroom(const Observation& o, const Stats& s, Emitter& out
   if (t.underflow_fraction >= rule.underflow_fraction && t.underflow > 0) {
     Finding f = make_finding("headroom_underflow", Severity::warning, o.step, o.phase, o.module, o.op);
     f.message = where(o.module, o.op) + " " + std::string(role_name(o.role)) + ": " +
-                num(100 * t.underflow_fraction) + "% of the values would flush to zero in " +
-                target + " (smallest non-zero |x| " + num(s.min_abs_nonzero) + ")" +
-                at_step(o.phase, o.step);
+                num(100 * t.underflow_fraction) + "% of the values would flush to zero in " + target +
+                " (smallest non-zero |x| " + num(s.min_abs_nonzero) + ")" + at_step(o.phase, o.step);
     f.suggestion = o.role == Role::gradient || o.phase == Phase::backward
                        ? "scale the loss (dynamic loss scaling, e.g. GradScaler) before backward"
                        : "keep this op in f32 or rescale its values";
@@ -313,10 +312,9 @@ void Monitors::check_dead_units(const Observation& o, const Measurements& m, Emi
   const double fraction = double(dead) / double(units);
   if (dead == 0 || fraction < rule.min_fraction) return;
   Finding f = make_finding("dead_units", Severity::warning, o.step, o.phase, o.module, o.op);
-  f.message = std::to_string(dead) + " of " + std::to_string(units) + " units (" +
-              num(100 * fraction) + "%) of " + where(o.module, o.op) +
-              " were exactly 0 for every input over the last " + std::to_string(rule.window) +
-              " steps" + at_step(o.phase, o.step);
+  f.message = std::to_string(dead) + " of " + std::to_string(units) + " units (" + num(100 * fraction) +
+              "%) of " + where(o.module, o.op) + " were exactly 0 for every input over the last " +
+              std::to_string(rule.window) + " steps" + at_step(o.phase, o.step);
   f.suggestion =
       "dead ReLUs: lower the learning rate, check the bias and weight initialisation of the layer "
       "before, or use LeakyReLU/GELU";
@@ -335,10 +333,11 @@ void Monitors::check_saturation(const Observation& o, const Measurements& m, Emi
   Finding f = make_finding("saturation", Severity::warning, o.step, o.phase, o.module, o.op);
   const bool tanh = contains_word(o.op, "tanh");
   f.message = num(100 * fraction) + "% of " + where(o.module, o.op) + "'s outputs are within " +
-              num(rule.margin) + " of " + (tanh ? "+-1" : "0 or 1") +
-              ", where its gradient vanishes" + at_step(o.phase, o.step);
-  f.suggestion = "normalise the pre-activation (LayerNorm), shrink the initialisation or the "
-                 "learning rate, or use a non-saturating activation";
+              num(rule.margin) + " of " + (tanh ? "+-1" : "0 or 1") + ", where its gradient vanishes" +
+              at_step(o.phase, o.step);
+  f.suggestion =
+      "normalise the pre-activation (LayerNorm), shrink the initialisation or the "
+      "learning rate, or use a non-saturating activation";
   f.evidence = {{"saturated_fraction", fraction}, {"margin", rule.margin}};
   out.emit(std::move(f));
 }
@@ -346,7 +345,8 @@ void Monitors::check_saturation(const Observation& o, const Measurements& m, Emi
 void Monitors::check_weight_scale(const Observation& o, const Stats& s, Emitter& out) {
   const TensorView& v = o.value;
   if (v.rank() < 2 || v.shape(0) == 0 || s.finite() < 2) return;
-  const double fan_in = double(v.numel() / v.shape(0));
+  const std::int64_t fan_in_elements = v.numel() / v.shape(0);  // exact: shape(0) divides numel
+  const auto fan_in = static_cast<double>(fan_in_elements);
   const double scale = s.std * std::sqrt(fan_in);
   const bool known = scales_.count(make_key(o.module, o.op)) > 0;
   ScaleState* state = track(scales_, make_key(o.module, o.op));
@@ -357,8 +357,8 @@ void Monitors::check_weight_scale(const Observation& o, const Stats& s, Emitter&
     state->first_step = o.step;
     if (scale >= rule.min_init && scale <= rule.max_init) return;
     Finding f = make_finding("init_scale", Severity::warning, o.step, o.phase, o.module, o.op);
-    f.message = "weight " + std::string(o.op) + " starts with std * sqrt(fan_in) = " + num(scale) +
-                " (std " + num(s.std) + ", fan_in " + num(fan_in) + "); common initialisations give 0.5-1.5";
+    f.message = "weight " + std::string(o.op) + " starts with std * sqrt(fan_in) = " + num(scale) + " (std " +
+                num(s.std) + ", fan_in " + num(fan_in) + "); common initialisations give 0.5-1.5";
     f.suggestion = scale > rule.max_init ? "initialise with std ~ 1/sqrt(fan_in) (LeCun/Kaiming) "
                                            "or the model's documented std"
                                          : "the weight is (nearly) constant or tiny: check its "
@@ -371,9 +371,9 @@ void Monitors::check_weight_scale(const Observation& o, const Stats& s, Emitter&
   const double drift = scale / state->first_scale;
   if (drift <= rule.max_drift && drift >= 1.0 / rule.max_drift) return;
   Finding f = make_finding("weight_drift", Severity::warning, o.step, o.phase, o.module, o.op);
-  f.message = "weight " + std::string(o.op) + "'s std * sqrt(fan_in) is " + num(scale) + ", " +
-              num(drift) + "x its value at step " + std::to_string(state->first_step) + " (" +
-              num(state->first_scale) + ")";
+  f.message = "weight " + std::string(o.op) + "'s std * sqrt(fan_in) is " + num(scale) + ", " + num(drift) +
+              "x its value at step " + std::to_string(state->first_step) + " (" + num(state->first_scale) +
+              ")";
   f.suggestion = drift > 1 ? "weights grow: lower the learning rate or add weight decay"
                            : "weights shrink towards 0: weight decay may be too strong";
   f.evidence = {{"scale", scale}, {"first_scale", state->first_scale}, {"drift", drift}};
@@ -386,23 +386,23 @@ void Monitors::check_spectral(const Observation& o, const SpectralEstimate& e, E
   state->vector = e.right_vector;
   if (state->first_norm == 0) state->first_norm = e.spectral_norm;
   state->latest = SpectralMeasurement{std::string(o.module), std::string(o.op), o.step,
-                                      e.spectral_norm,       e.stable_rank,       e.iterations};
+                                      e.spectral_norm,       e.stable_rank,     e.iterations};
   const SpectralRule& rule = config_.rules.spectral;
   const TensorView& v = o.value;
   const std::int64_t rows = v.shape(0);
   const std::int64_t cols = v.numel() / rows;
   const double growth = state->first_norm > 0 ? e.spectral_norm / state->first_norm : 1.0;
-  const bool collapsed = std::min(rows, cols) >= 4 && e.spectral_norm > 0 &&
-                         e.stable_rank < rule.min_stable_rank;
+  const bool collapsed =
+      std::min(rows, cols) >= 4 && e.spectral_norm > 0 && e.stable_rank < rule.min_stable_rank;
   if (!collapsed && growth <= rule.max_growth) return;
   Finding f = make_finding("spectral", Severity::warning, o.step, o.phase, o.module, o.op);
   f.message = "weight " + std::string(o.op) + ": spectral norm " + num(e.spectral_norm) +
               (growth > rule.max_growth ? " (" + num(growth) + "x its first measurement)" : "") +
-              ", stable rank " + num(e.stable_rank) + " of at most " +
-              std::to_string(std::min(rows, cols)) + (collapsed ? ": one direction dominates" : "") +
-              " (step " + std::to_string(o.step) + ")";
-  f.suggestion = "lower the learning rate or add weight decay / spectral normalisation for this "
-                 "layer";
+              ", stable rank " + num(e.stable_rank) + " of at most " + std::to_string(std::min(rows, cols)) +
+              (collapsed ? ": one direction dominates" : "") + " (step " + std::to_string(o.step) + ")";
+  f.suggestion =
+      "lower the learning rate or add weight decay / spectral normalisation for this "
+      "layer";
   f.evidence = {{"spectral_norm", e.spectral_norm},
                 {"stable_rank", e.stable_rank},
                 {"growth", growth},
@@ -431,20 +431,21 @@ void Monitors::end_gradients(std::int64_t step, Emitter& out) {
     } else {
       ++untracked_;
     }
-    const double history_median =
-        history != nullptr && history->size() >= std::size_t(rule.min_history) ? median_of(history->values())
-                                                                                : kNaN;
+    const double history_median = history != nullptr && history->size() >= std::size_t(rule.min_history)
+                                      ? median_of(history->values())
+                                      : kNaN;
     const double to_history = history_median > 0 ? norm / history_median : kNaN;
     const double to_layers = layers_median > 0 ? norm / layers_median : kNaN;
     const bool explode = to_history > rule.explode_ratio || to_layers > rule.explode_vs_layers;
     const bool vanish = (norm == 0 && (history_median > 0 || layers_median > 0)) ||
                         to_history < rule.vanish_ratio || to_layers < rule.vanish_vs_layers;
     if (explode || vanish) {
-      Finding f = make_finding(explode ? "exploding_gradients" : "vanishing_gradients",
-                               Severity::warning, step, Phase::backward, layer, "");
+      Finding f = make_finding(explode ? "exploding_gradients" : "vanishing_gradients", Severity::warning,
+                               step, Phase::backward, layer, "");
       std::string relative;
       if (!std::isnan(to_history))
-        relative += num(to_history) + "x the median of its last " + std::to_string(history->size()) + " steps";
+        relative +=
+            num(to_history) + "x the median of its last " + std::to_string(history->size()) + " steps";
       if (!std::isnan(to_layers))
         relative += (relative.empty() ? "" : ", ") + num(to_layers) + "x the median layer of this step";
       f.message = "gradient norm of " + layer + " is " + num(norm) + " (" + relative + ")" +
@@ -469,14 +470,17 @@ void Monitors::end_update_ratio(std::int64_t step, Emitter& out) {
   const UpdateRatioRule& rule = config_.rules.update_ratio;
   std::vector<const UpdatePair*> pairs;
   for (const auto& entry : step_updates_) {
-    if (entry.second.weight && entry.second.update && *entry.second.weight > 0) pairs.push_back(&entry.second);
+    if (entry.second.weight && entry.second.update && *entry.second.weight > 0)
+      pairs.push_back(&entry.second);
   }
-  std::sort(pairs.begin(), pairs.end(), [](const UpdatePair* a, const UpdatePair* b) { return a->op < b->op; });
+  std::sort(pairs.begin(), pairs.end(),
+            [](const UpdatePair* a, const UpdatePair* b) { return a->op < b->op; });
   for (const UpdatePair* pair : pairs) {
     const double ratio = *pair->update / *pair->weight;
     if (ratio >= rule.min_ratio && ratio <= rule.max_ratio) continue;
     const bool high = ratio > rule.max_ratio;
-    Finding f = make_finding("update_ratio", Severity::warning, step, Phase::optimizer, pair->module, pair->op);
+    Finding f =
+        make_finding("update_ratio", Severity::warning, step, Phase::optimizer, pair->module, pair->op);
     f.message = "update of " + pair->op + " is " + num(ratio) + " of the weight's norm (" +
                 (high ? "above " + num(rule.max_ratio) : "below " + num(rule.min_ratio)) +
                 "; ~1e-3 is typical)" + at_step(Phase::optimizer, step);
@@ -496,8 +500,9 @@ void Monitors::end_loss(std::int64_t step, std::optional<double> loss, Emitter& 
   if (!std::isfinite(value)) {
     Finding f = make_finding("divergence", Severity::error, step, Phase::forward, "", "loss");
     f.message = "the loss is " + num(value) + at_step(Phase::forward, step);
-    f.suggestion = "see the nonfinite finding for the op that produced it; lower the learning rate "
-                   "or clip gradients";
+    f.suggestion =
+        "see the nonfinite finding for the op that produced it; lower the learning rate "
+        "or clip gradients";
     f.evidence = {{"loss", value}};
     out.emit(std::move(f));
     return;
@@ -518,10 +523,14 @@ void Monitors::end_loss(std::int64_t step, std::optional<double> loss, Emitter& 
                                                   : "robust z-score " + num(z) + " over the last " +
                                                         std::to_string(window.size()) + " steps") +
                 at_step(Phase::forward, step);
-    f.suggestion = "look at this step's batch and the gradient findings; clip gradients or lower "
-                   "the learning rate";
-    f.evidence = {{"loss", value}, {"max_loss", max_loss_.value_or(kNaN)}, {"ratio_to_max", spike_vs_max},
-                  {"median", median}, {"z", z}};
+    f.suggestion =
+        "look at this step's batch and the gradient findings; clip gradients or lower "
+        "the learning rate";
+    f.evidence = {{"loss", value},
+                  {"max_loss", max_loss_.value_or(kNaN)},
+                  {"ratio_to_max", spike_vs_max},
+                  {"median", median},
+                  {"z", z}};
     out.emit(std::move(f));
   }
   loss_window_.push(value);
@@ -532,12 +541,12 @@ void Monitors::end_loss(std::int64_t step, std::optional<double> loss, Emitter& 
   if (!best_recent_median_ || recent < *best_recent_median_) best_recent_median_ = recent;
   if (*best_recent_median_ > 0 && recent > rule.divergence_factor * *best_recent_median_) {
     Finding f = make_finding("divergence", Severity::warning, step, Phase::forward, "", "loss");
-    f.message = "the loss is diverging: the median of the last " +
-                std::to_string(rule.divergence_window) + " losses is " + num(recent) + ", " +
-                num(recent / *best_recent_median_) + "x its best (" + num(*best_recent_median_) + ")" +
-                at_step(Phase::forward, step);
+    f.message = "the loss is diverging: the median of the last " + std::to_string(rule.divergence_window) +
+                " losses is " + num(recent) + ", " + num(recent / *best_recent_median_) + "x its best (" +
+                num(*best_recent_median_) + ")" + at_step(Phase::forward, step);
     f.suggestion = "lower the learning rate, add warmup, or clip gradients";
-    f.evidence = {{"recent_median", recent}, {"best_median", *best_recent_median_},
+    f.evidence = {{"recent_median", recent},
+                  {"best_median", *best_recent_median_},
                   {"ratio", recent / *best_recent_median_}};
     out.emit(std::move(f));
   }

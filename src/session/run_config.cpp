@@ -6,8 +6,8 @@
 #include <sstream>
 #include <string>
 
-#include <nlohmann/json.hpp>
 #include <toml++/toml.h>
+#include <nlohmann/json.hpp>
 
 #include "tfdebug/core/error.hpp"
 
@@ -66,8 +66,9 @@ class Reader {
   }
 
   // Reads a table whose keys must all be known: `fields` maps each key to its reader.
-  void read_table(const Json& j, const std::string& prefix,
-                  const std::map<std::string, std::function<void(const Json&, const std::string&)>>& fields) const {
+  void read_table(
+      const Json& j, const std::string& prefix,
+      const std::map<std::string, std::function<void(const Json&, const std::string&)>>& fields) const {
     if (!j.is_object()) fail(prefix.empty() ? "(top level)" : prefix, "expected a table, got " + j.dump());
     for (const auto& [key, value] : j.items()) {
       const std::string full = prefix.empty() ? key : prefix + "." + key;
@@ -88,14 +89,21 @@ class Reader {
 using Fields = std::map<std::string, std::function<void(const Json&, const std::string&)>>;
 
 void apply(const Json& root, RunConfig& c, const Reader& r, const std::filesystem::path& base) {
-  auto flag = [&r](bool& out) { return [&r, &out](const Json& j, const std::string& k) { r.read_bool(j, k, out); }; };
-  auto integer = [&r](int& out) { return [&r, &out](const Json& j, const std::string& k) { r.read_int(j, k, out); }; };
+  auto flag = [&r](bool& out) {
+    return [&r, &out](const Json& j, const std::string& k) { r.read_bool(j, k, out); };
+  };
+  auto integer = [&r](int& out) {
+    return [&r, &out](const Json& j, const std::string& k) { r.read_int(j, k, out); };
+  };
   auto integer64 = [&r](std::int64_t& out) {
     return [&r, &out](const Json& j, const std::string& k) { r.read_int64(j, k, out); };
   };
-  auto real = [&r](double& out) { return [&r, &out](const Json& j, const std::string& k) { r.read_double(j, k, out); }; };
+  auto real = [&r](double& out) {
+    return [&r, &out](const Json& j, const std::string& k) { r.read_double(j, k, out); };
+  };
   auto table = [&r](Fields fields) {
-    return [&r, fields = std::move(fields)](const Json& j, const std::string& k) { r.read_table(j, k, fields); };
+    return
+        [&r, fields = std::move(fields)](const Json& j, const std::string& k) { r.read_table(j, k, fields); };
   };
   Rules& rules = c.rules;
   const Fields rule_fields = {
@@ -174,7 +182,8 @@ void apply(const Json& root, RunConfig& c, const Reader& r, const std::filesyste
            c.target_dtype.reset();
            return;
          }
-         r.fail(k, "expected one of \"f16\", \"bf16\", \"f8_e4m3fn\", \"f8_e5m2\", \"f32\", \"none\"; got " + j.dump());
+         r.fail(k, "expected one of \"f16\", \"bf16\", \"f8_e4m3fn\", \"f8_e5m2\", \"f32\", \"none\"; got " +
+                       j.dump());
        }},
       {"flight_recorder", table({{"steps", integer(c.flight_recorder_steps)},
                                  {"after", integer(c.flight_recorder_after)},
@@ -233,7 +242,8 @@ void RunConfig::validate() const {
     if (!(value > 0)) throw Error(std::string(key) + ": must be > 0, got " + std::to_string(value));
   };
   auto fraction = [](const char* key, double value) {
-    if (!(value >= 0 && value <= 1)) throw Error(std::string(key) + ": must be in [0, 1], got " + std::to_string(value));
+    if (!(value >= 0 && value <= 1))
+      throw Error(std::string(key) + ": must be in [0, 1], got " + std::to_string(value));
   };
   positive("history_length", history_length);
   positive("flight_recorder.steps", flight_recorder_steps);
@@ -270,7 +280,8 @@ void RunConfig::validate() const {
   positive("rules.spectral.max_iterations", rules.spectral.max_iterations);
   positive("rules.spectral.tolerance", rules.spectral.tolerance);
   if (target_dtype && !is_floating(*target_dtype))
-    throw Error("target_dtype: must be a floating-point dtype, got " + std::string(dtype_name(*target_dtype)));
+    throw Error("target_dtype: must be a floating-point dtype, got " +
+                std::string(dtype_name(*target_dtype)));
 }
 
 }  // namespace tfdebug

@@ -43,8 +43,7 @@ std::vector<std::uint8_t> unit_activity(TensorView value) {
 
 // Fraction of the finite outputs of a tanh or sigmoid within `margin` of its asymptotes, from
 // fixed histogram bins whose outer bins are the tails (the margin is rounded to a whole bin).
-double saturated_fraction(TensorView value, detail::SaturationKind kind, double margin,
-                          std::int64_t finite) {
+double saturated_fraction(TensorView value, detail::SaturationKind kind, double margin, std::int64_t finite) {
   const bool tanh = kind == detail::SaturationKind::tanh;
   const double lo = tanh ? -1.0 : 0.0;
   const int bins = std::max(2, static_cast<int>(std::lround(1.0 / margin * (tanh ? 2.0 : 1.0))));
@@ -64,8 +63,8 @@ struct Session::State : detail::Emitter {
 
   // detail::Emitter, called with `mutex` held.
   void emit(Finding finding) override;
-  void add_evidence(std::string_view rule, std::string_view module, std::string_view op,
-                    std::string_view key, double delta) override;
+  void add_evidence(std::string_view rule, std::string_view module, std::string_view op, std::string_view key,
+                    double delta) override;
   void write_flight_recorder();
   RunSummary summary() const;
 
@@ -129,8 +128,8 @@ void Session::State::emit(Finding finding) {
   for (const auto& sink : sinks) sink->on_finding(findings.back());
 }
 
-void Session::State::add_evidence(std::string_view rule, std::string_view module,
-                                  std::string_view op, std::string_view key, double delta) {
+void Session::State::add_evidence(std::string_view rule, std::string_view module, std::string_view op,
+                                  std::string_view key, double delta) {
   const auto it = finding_index.find(finding_key(rule, Severity::error, module, op));
   if (it == finding_index.end()) return;
   for (auto& [name, value] : findings[it->second].evidence) {
@@ -143,7 +142,12 @@ void Session::State::write_flight_recorder() {
   if (config.run_dir.empty() || !first_error) return;
   std::filesystem::create_directories(config.run_dir);
   const std::filesystem::path path = config.run_dir / "flight_recorder.json";
-  detail::write_flight_recorder_json(path, *first_error, recorder.steps());
+  // The kept finding, when there is one, carries evidence updated since it tripped
+  // (nonfinite's propagators are counted at end_step).
+  const auto kept = finding_index.find(
+      finding_key(first_error->rule, first_error->severity, first_error->module, first_error->op));
+  const Finding& trigger = kept != finding_index.end() ? findings[kept->second] : *first_error;
+  detail::write_flight_recorder_json(path, trigger, recorder.steps());
   dump_path = path;
 }
 
@@ -226,8 +230,8 @@ void Session::observe(const Observation& observation) {
     // Note: nothing throws into the producer's (the user's) loop; the failure is reported.
     const std::lock_guard lock(s.mutex);
     if (s.hook_errors.size() < kMaxHookErrors)
-      s.hook_errors.push_back(std::string(observation.module) + " " + std::string(observation.op) +
-                              ": " + e.what());
+      s.hook_errors.push_back(std::string(observation.module) + " " + std::string(observation.op) + ": " +
+                              e.what());
   }
 }
 
@@ -281,6 +285,8 @@ std::vector<RecordedStep> Session::flight_recorder() const {
   return state_->recorder.steps();
 }
 
-const RunConfig& Session::config() const noexcept { return state_->config; }
+const RunConfig& Session::config() const noexcept {
+  return state_->config;
+}
 
 }  // namespace tfdebug

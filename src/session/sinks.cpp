@@ -25,16 +25,11 @@ nlohmann::ordered_json number(double value) {
 nlohmann::ordered_json finding_json(const Finding& f) {
   nlohmann::ordered_json evidence = nlohmann::ordered_json::object();
   for (const auto& [key, value] : f.evidence) evidence[key] = number(value);
-  return {{"rule", f.rule},
-          {"severity", severity_name(f.severity)},
-          {"step", f.step},
-          {"phase", phase_name(f.phase)},
-          {"module", f.module},
-          {"op", f.op},
-          {"message", f.message},
-          {"suggestion", f.suggestion},
-          {"count", f.count},
-          {"last_step", f.last_step},
+  return {{"rule", f.rule},       {"severity", severity_name(f.severity)},
+          {"step", f.step},       {"phase", phase_name(f.phase)},
+          {"module", f.module},   {"op", f.op},
+          {"message", f.message}, {"suggestion", f.suggestion},
+          {"count", f.count},     {"last_step", f.last_step},
           {"evidence", evidence}};
 }
 
@@ -43,7 +38,8 @@ nlohmann::ordered_json report_json(const RunSummary& s) {
   nlohmann::ordered_json counts = {{"error", 0}, {"warning", 0}, {"info", 0}};
   for (const Finding& f : s.findings) {
     findings.push_back(finding_json(f));
-    counts[std::string(severity_name(f.severity))] = counts[std::string(severity_name(f.severity))].get<int>() + 1;
+    counts[std::string(severity_name(f.severity))] =
+        counts[std::string(severity_name(f.severity))].get<int>() + 1;
   }
   nlohmann::ordered_json spectral = nlohmann::ordered_json::array();
   for (const SpectralMeasurement& m : s.spectral) {

@@ -1,7 +1,7 @@
 #include "tfdebug/session/spectral.hpp"
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -50,9 +50,8 @@ SpectralEstimate iterate(const T* w, std::int64_t rows, std::int64_t cols, doubl
                          const SpectralOptions& options) {
   SpectralEstimate result;
   result.frobenius_norm = frobenius;
-  std::vector<double> v = options.start.size() == static_cast<std::size_t>(cols)
-                              ? options.start
-                              : default_start(cols);
+  std::vector<double> v =
+      options.start.size() == static_cast<std::size_t>(cols) ? options.start : default_start(cols);
   if (normalise(v) == 0) {
     v = default_start(cols);
     normalise(v);
@@ -108,8 +107,7 @@ SpectralEstimate estimate_spectral_norm(TensorView matrix, const SpectralOptions
   const double frobenius = stats.l2;
   const DType work = matrix.dtype() == DType::f64 ? DType::f64 : DType::f32;
   const Tensor copy = Tensor::copy_of(matrix, work);
-  if (work == DType::f64)
-    return iterate(copy.values<double>().data(), rows, cols, frobenius, options);
+  if (work == DType::f64) return iterate(copy.values<double>().data(), rows, cols, frobenius, options);
   return iterate(copy.values<float>().data(), rows, cols, frobenius, options);
 }
 

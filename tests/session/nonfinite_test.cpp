@@ -20,10 +20,10 @@ TEST(Nonfinite, ReportsTheProducerNotThePropagators) {
     session.begin_step(step);
     session.observe(output(step, "blocks.0", "aten::linear", fine, {}, true));
     if (step == 2) {
-      session.observe(output(step, "blocks.1.mlp", "aten::log", bad, {}, true));     // producer
-      session.observe(output(step, "blocks.1.mlp", "aten::mul", bad, {}, false));    // propagator
-      session.observe(output(step, "blocks.1", "aten::add", bad, {}, false));        // propagator
-      session.observe(output(step, "", "aten::mse_loss", bad, {}, false));           // propagator
+      session.observe(output(step, "blocks.1.mlp", "aten::log", bad, {}, true));   // producer
+      session.observe(output(step, "blocks.1.mlp", "aten::mul", bad, {}, false));  // propagator
+      session.observe(output(step, "blocks.1", "aten::add", bad, {}, false));      // propagator
+      session.observe(output(step, "", "aten::mse_loss", bad, {}, false));         // propagator
     } else {
       session.observe(output(step, "blocks.1.mlp", "aten::log", fine, {}, true));
     }

@@ -76,7 +76,7 @@ TEST(Rules, DeadUnitsAfterTheWindow) {
   }
   const auto dead = with_rule(session.findings(), "dead_units");
   ASSERT_EQ(dead.size(), 1u) << testing::describe(session.findings());
-  EXPECT_EQ(dead[0].step, 4);  // the first step with a full window (steps 0..4)
+  EXPECT_EQ(dead[0].step, 4);   // the first step with a full window (steps 0..4)
   EXPECT_EQ(dead[0].count, 4);  // steps 4, 5, 6, 7
   EXPECT_EQ(dead[0].module, "mlp.act");
   EXPECT_EQ(dead[0].evidence_value("dead"), 2);
@@ -97,7 +97,8 @@ TEST(Rules, DeadUnitsOfAStridedThreeDimensionalOutput) {
   const TensorView base(stored.data(), DType::f32, std::span<const std::int64_t>(shape));
   for (std::int64_t step = 0; step < 2; ++step) {
     session.begin_step(step);
-    session.observe(Observation{step, Phase::forward, Role::output, "conv", "relu", base.transposed(1, 2), std::nullopt});
+    session.observe(
+        Observation{step, Phase::forward, Role::output, "conv", "relu", base.transposed(1, 2), std::nullopt});
     session.end_step(step, std::nullopt);
   }
   const auto dead = with_rule(session.findings(), "dead_units");
@@ -157,7 +158,8 @@ TEST(Rules, LossSpikeByRobustZScore) {
   ASSERT_EQ(spikes.size(), 1u) << testing::describe(session.findings());
   EXPECT_EQ(spikes[0].step, 25);
   EXPECT_GT(spikes[0].evidence_value("z"), 6.0);
-  EXPECT_TRUE(std::isnan(spikes[0].evidence_value("ratio_to_max")) || spikes[0].evidence_value("ratio_to_max") < 10);
+  EXPECT_TRUE(std::isnan(spikes[0].evidence_value("ratio_to_max")) ||
+              spikes[0].evidence_value("ratio_to_max") < 10);
 }
 
 TEST(Rules, DivergenceBySustainedGrowth) {
@@ -216,8 +218,10 @@ TEST(Rules, InitScaleAndDrift) {
   for (std::int64_t step = 0; step < 3; ++step) {
     session.begin_step(step);
     const float grow = step == 2 ? 20.0f : 1.0f;
-    session.observe(tensor(step, Role::parameter, "ok", "ok.weight", normal(32 * 64, 0.0f, 0.125f * grow, 2), {32, 64}));
-    session.observe(tensor(step, Role::parameter, "big", "big.weight", normal(32 * 64, 0.0f, 5.0f, 3), {32, 64}));
+    session.observe(
+        tensor(step, Role::parameter, "ok", "ok.weight", normal(32 * 64, 0.0f, 0.125f * grow, 2), {32, 64}));
+    session.observe(
+        tensor(step, Role::parameter, "big", "big.weight", normal(32 * 64, 0.0f, 5.0f, 3), {32, 64}));
     session.end_step(step, std::nullopt);
   }
   const auto init = with_rule(session.findings(), "init_scale");
@@ -306,14 +310,16 @@ TEST(Rules, HealthyRunHasNoFindings) {
     session.begin_step(step);
     std::vector<float> h = normal(8 * 32, 0.0f, 1.0f, std::uint32_t(100 + step));
     for (float& x : h) x = std::max(x, 0.0f);
-    session.observe(output(step, "mlp.fc1", "linear", normal(8 * 32, 0.0f, 1.0f, std::uint32_t(step)), {8, 32}));
+    session.observe(
+        output(step, "mlp.fc1", "linear", normal(8 * 32, 0.0f, 1.0f, std::uint32_t(step)), {8, 32}));
     session.observe(output(step, "mlp.act", "relu", h, {8, 32}));
     session.observe(output(step, "mlp.gate", "sigmoid", normal(64, 0.5f, 0.1f, std::uint32_t(step)), {8, 8}));
     for (int layer = 0; layer < 3; ++layer) {
       const std::string module = std::string(1, 'l').append(std::to_string(layer));
       const std::string name = std::string(module).append(".weight");
       session.observe(tensor(step, Role::gradient, module, name,
-                             normal(100, 0.0f, 0.01f * float(layer + 1), std::uint32_t(step * 7 + layer)), {10, 10}));
+                             normal(100, 0.0f, 0.01f * float(layer + 1), std::uint32_t(step * 7 + layer)),
+                             {10, 10}));
     }
     session.observe(tensor(step, Role::parameter, "fc", "fc.weight", w, {32, 16}));
     std::vector<float> update = normal(32 * 16, 0.0f, 0.25e-3f, std::uint32_t(1000 + step));

@@ -90,13 +90,15 @@ TEST_F(RunConfigFile, JsonWithAbsoluteRunDir) {
 
 TEST_F(RunConfigFile, ErrorsNameTheFileAndTheKey) {
   const auto unknown = write("a.toml", "[rules.dead_unit]\nwindow = 3\n");
-  EXPECT_EQ(error_of(unknown).rfind(unknown.string() + ": rules.dead_unit: unknown key", 0), 0u) << error_of(unknown);
+  EXPECT_EQ(error_of(unknown).rfind(unknown.string() + ": rules.dead_unit: unknown key", 0), 0u)
+      << error_of(unknown);
 
   const auto type = write("b.json", R"({"rules": {"dead_units": {"window": "ten"}}})");
   EXPECT_EQ(error_of(type), type.string() + ": rules.dead_units.window: expected an integer, got \"ten\"");
 
   const auto range = write("c.json", R"({"rules": {"dead_units": {"min_fraction": 2}}})");
-  EXPECT_EQ(error_of(range), range.string() + ": rules.dead_units.min_fraction: must be in [0, 1], got 2.000000");
+  EXPECT_EQ(error_of(range),
+            range.string() + ": rules.dead_units.min_fraction: must be in [0, 1], got 2.000000");
 
   const auto tier = write("d.toml", "tier = \"everything\"\n");
   EXPECT_EQ(error_of(tier), tier.string() + ": tier: expected \"watch\" or \"diagnose\", got \"everything\"");

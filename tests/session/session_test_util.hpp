@@ -19,8 +19,10 @@ inline Observation output(std::int64_t step, std::string_view module, std::strin
                           std::optional<bool> inputs_finite = std::nullopt, Phase phase = Phase::forward) {
   static thread_local std::vector<std::int64_t> keep;
   keep = shape.empty() ? std::vector<std::int64_t>{std::int64_t(values.size())} : shape;
-  return Observation{step, phase, Role::output, module, op,
-                     TensorView(values.data(), DType::f32, std::span<const std::int64_t>(keep)), inputs_finite};
+  return Observation{step,         phase,
+                     Role::output, module,
+                     op,           TensorView(values.data(), DType::f32, std::span<const std::int64_t>(keep)),
+                     inputs_finite};
 }
 
 inline Observation tensor(std::int64_t step, Role role, std::string_view module, std::string_view name,
@@ -30,8 +32,10 @@ inline Observation tensor(std::int64_t step, Role role, std::string_view module,
   const Phase phase = role == Role::gradient ? Phase::backward
                       : role == Role::update ? Phase::optimizer
                                              : Phase::forward;
-  return Observation{step, phase, role, module, name,
-                     TensorView(values.data(), DType::f32, std::span<const std::int64_t>(keep)), std::nullopt};
+  return Observation{step,        phase,
+                     role,        module,
+                     name,        TensorView(values.data(), DType::f32, std::span<const std::int64_t>(keep)),
+                     std::nullopt};
 }
 
 inline std::vector<float> normal(std::size_t n, float mean, float std, std::uint32_t seed) {
@@ -52,7 +56,8 @@ inline std::vector<Finding> with_rule(const std::vector<Finding>& findings, std:
 
 inline std::string describe(const std::vector<Finding>& findings) {
   std::string out;
-  for (const Finding& f : findings) out += f.rule + " @" + std::to_string(f.step) + " " + f.module + "/" + f.op + ": " + f.message + "\n";
+  for (const Finding& f : findings)
+    out += f.rule + " @" + std::to_string(f.step) + " " + f.module + "/" + f.op + ": " + f.message + "\n";
   return out;
 }
 

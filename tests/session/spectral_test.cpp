@@ -22,15 +22,16 @@ namespace {
 // python3 on PATH may be another one).
 std::pair<double, double> numpy_spectral(const std::vector<float>& w, std::int64_t rows, std::int64_t cols) {
   // One file per process and shape: ctest runs the cases in parallel processes.
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("tfdebug_spectral_" + std::to_string(getpid()) + "_" + std::to_string(rows) + "x" +
-                     std::to_string(cols) + ".f32");
-  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(w.data()), std::streamsize(w.size() * 4));
-  const std::string command = "/usr/bin/python3 -c \"import numpy as np,sys; W=np.fromfile(sys.argv[1], "
-                              "dtype=np.float32).astype(np.float64).reshape(" +
-                              std::to_string(rows) + "," + std::to_string(cols) +
-                              "); s=np.linalg.norm(W,2); print(repr(float(s)), repr(float((W*W).sum()/s/s)))\" " +
-                              path.string();
+  const auto path =
+      std::filesystem::temp_directory_path() / ("tfdebug_spectral_" + std::to_string(getpid()) + "_" +
+                                                std::to_string(rows) + "x" + std::to_string(cols) + ".f32");
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(w.data()), std::streamsize(w.size() * 4));
+  const std::string command =
+      "/usr/bin/python3 -c \"import numpy as np,sys; W=np.fromfile(sys.argv[1], "
+      "dtype=np.float32).astype(np.float64).reshape(" +
+      std::to_string(rows) + "," + std::to_string(cols) +
+      "); s=np.linalg.norm(W,2); print(repr(float(s)), repr(float((W*W).sum()/s/s)))\" " + path.string();
   FILE* pipe = popen(command.c_str(), "r");
   double sigma = 0;
   double stable = 0;
@@ -56,7 +57,8 @@ class SpectralVsNumpy : public ::testing::TestWithParam<Shape> {};
 
 TEST_P(SpectralVsNumpy, AgreesWithSvd) {
   const Shape shape = GetParam();
-  std::vector<float> w = gaussian(std::size_t(shape.rows * shape.cols), std::uint32_t(shape.rows * 131 + shape.cols));
+  std::vector<float> w =
+      gaussian(std::size_t(shape.rows * shape.cols), std::uint32_t(shape.rows * 131 + shape.cols));
   // A spiked spectrum, as trained weights have: a rank-one component on top of noise.
   for (std::int64_t r = 0; r < shape.rows; ++r)
     for (std::int64_t c = 0; c < shape.cols; ++c)
@@ -65,19 +67,21 @@ TEST_P(SpectralVsNumpy, AgreesWithSvd) {
   SpectralOptions options;
   options.max_iterations = 500;
   options.tolerance = 1e-10;
-  const SpectralEstimate e = estimate_spectral_norm(TensorView(w.data(), DType::f32, {shape.rows, shape.cols}), options);
+  const SpectralEstimate e =
+      estimate_spectral_norm(TensorView(w.data(), DType::f32, {shape.rows, shape.cols}), options);
   EXPECT_TRUE(e.converged);
   EXPECT_NEAR(e.spectral_norm / sigma, 1.0, 1e-6) << "numpy " << sigma << " ours " << e.spectral_norm;
   EXPECT_NEAR(e.stable_rank / stable, 1.0, 1e-5);
-  std::printf("  [%lld x %lld] numpy %.9g ours %.9g (rel %.2e, %d iterations)\n", static_cast<long long>(shape.rows),
-              static_cast<long long>(shape.cols), sigma, e.spectral_norm, std::abs(e.spectral_norm / sigma - 1),
-              e.iterations);
+  std::printf("  [%lld x %lld] numpy %.9g ours %.9g (rel %.2e, %d iterations)\n",
+              static_cast<long long>(shape.rows), static_cast<long long>(shape.cols), sigma, e.spectral_norm,
+              std::abs(e.spectral_norm / sigma - 1), e.iterations);
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, SpectralVsNumpy,
                          ::testing::Values(Shape{16, 16}, Shape{64, 32}, Shape{32, 200}, Shape{256, 128}),
                          [](const ::testing::TestParamInfo<Shape>& shape_info) {
-                           return std::to_string(shape_info.param.rows) + "x" + std::to_string(shape_info.param.cols);
+                           return std::to_string(shape_info.param.rows) + "x" +
+                                  std::to_string(shape_info.param.cols);
                          });
 
 TEST(Spectral, DefaultOptionsAreCloseAndWarmStartIsCheap) {
@@ -100,12 +104,15 @@ TEST(Spectral, KnownMatricesAndDtypes) {
   EXPECT_NEAR(e.stable_rank, 14.0 / 9.0, 1e-5);
   // The same as bf16 (exact in bf16), and a transposed (strided) view.
   std::vector<std::uint16_t> b(9);
-  for (std::size_t i = 0; i < 9; ++i) b[i] = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(d[i]) >> 16);
+  for (std::size_t i = 0; i < 9; ++i)
+    b[i] = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(d[i]) >> 16);
   EXPECT_NEAR(estimate_spectral_norm(TensorView(b.data(), DType::bf16, {3, 3})).spectral_norm, 3.0, 1e-6);
-  EXPECT_NEAR(estimate_spectral_norm(TensorView(d.data(), DType::f32, {3, 3}).transposed(0, 1)).spectral_norm, 3.0, 1e-6);
+  EXPECT_NEAR(estimate_spectral_norm(TensorView(d.data(), DType::f32, {3, 3}).transposed(0, 1)).spectral_norm,
+              3.0, 1e-6);
   // A conv weight [out 2, in 1, 1, 2] is [2, 2].
   const std::vector<double> conv = {1, 0, 0, 4};
-  EXPECT_NEAR(estimate_spectral_norm(TensorView(conv.data(), DType::f64, {2, 1, 1, 2})).spectral_norm, 4.0, 1e-9);
+  EXPECT_NEAR(estimate_spectral_norm(TensorView(conv.data(), DType::f64, {2, 1, 1, 2})).spectral_norm, 4.0,
+              1e-9);
   // Zero matrix: no direction.
   const std::vector<float> zero(6, 0.0f);
   const SpectralEstimate z = estimate_spectral_norm(TensorView(zero.data(), DType::f32, {2, 3}));

@@ -26,8 +26,9 @@ TEST(Tier, EscalatesAfterAWarningAndFallsBack) {
     session.end_step(step, std::nullopt);
   }
   // Steps 3, 4, 5 begin in diagnose (2 + 3 = 5), then back to watch.
-  const std::vector<Tier> expected = {Tier::watch,    Tier::watch,    Tier::watch,    Tier::diagnose, Tier::diagnose,
-                                      Tier::diagnose, Tier::watch,    Tier::watch,    Tier::watch,    Tier::watch};
+  const std::vector<Tier> expected = {Tier::watch,    Tier::watch,    Tier::watch, Tier::diagnose,
+                                      Tier::diagnose, Tier::diagnose, Tier::watch, Tier::watch,
+                                      Tier::watch,    Tier::watch};
   EXPECT_EQ(tiers, expected);
 }
 
@@ -94,8 +95,10 @@ TEST(FlightRecorder, DumpsTheWindowAroundTheFirstError) {
     Session session(config);
     for (std::int64_t step = 0; step < 10; ++step) {
       session.begin_step(step);
-      const std::vector<float> v = step >= 6 ? std::vector<float>{std::nanf(""), 1} : std::vector<float>{1, 2};
+      const std::vector<float> v =
+          step >= 6 ? std::vector<float>{std::nanf(""), 1} : std::vector<float>{1, 2};
       session.observe(output(step, "blocks.0", "aten::log", v, {}, true));
+      if (step == 6) session.observe(output(step, "blocks.0", "aten::mul", v, {}, false));  // propagator
       session.end_step(step, 1.0);
       if (step == 7) {
         // Written at the end of step 6 + 1 and never again.
@@ -109,7 +112,8 @@ TEST(FlightRecorder, DumpsTheWindowAroundTheFirstError) {
   EXPECT_EQ(doc["trigger"]["rule"], "nonfinite");
   EXPECT_EQ(doc["trigger"]["step"], 6);
   EXPECT_EQ(doc["trigger"]["op"], "aten::log");
-  ASSERT_EQ(doc["steps"].size(), 4u);  // steps 4..7
+  EXPECT_EQ(doc["trigger"]["evidence"]["propagators"], 1);  // counted at the end of step 6
+  ASSERT_EQ(doc["steps"].size(), 4u);                       // steps 4..7
   EXPECT_EQ(doc["steps"][0]["step"], 4);
   EXPECT_EQ(doc["steps"][3]["step"], 7);
   const auto& op = doc["steps"][2]["ops"][0];  // step 6

@@ -30,7 +30,7 @@ struct RecordedOp {
   Role role = Role::output;
   std::int64_t count = 0;
   std::int64_t nan = 0;
-  std::int64_t inf = 0;  // +Inf and -Inf
+  std::int64_t inf = 0;                                     // +Inf and -Inf
   double min = 0, max = 0, mean = 0, std = 0, abs_max = 0;  // over finite values (NaN: none)
 };
 
@@ -74,9 +74,9 @@ class FlightRecorder {
   std::vector<Slot> ring_;
   std::size_t max_ops_;
   std::size_t max_names_;
-  std::size_t next_ = 0;   // slot the next begin_step takes
-  std::size_t used_ = 0;   // slots holding a step
-  bool open_ = false;      // a step has begun and not ended
+  std::size_t next_ = 0;  // slot the next begin_step takes
+  std::size_t used_ = 0;  // slots holding a step
+  bool open_ = false;     // a step has begun and not ended
   std::int64_t dropped_total_ = 0;
   std::vector<std::string> names_;
   std::unordered_map<std::string, std::uint32_t> ids_;

@@ -40,8 +40,7 @@ class Probe {
   // kernel) so the session can tell the op that produced a bad value from ops that passed it on.
   void observe(std::string_view name, Phase phase, TensorView output,
                std::initializer_list<TensorView> inputs);
-  void observe(std::string_view name, Phase phase, TensorView output,
-               std::span<const TensorView> inputs);
+  void observe(std::string_view name, Phase phase, TensorView output, std::span<const TensorView> inputs);
   void observe_parameter(std::string_view name, TensorView value);
   void observe_gradient(std::string_view name, TensorView gradient);
   void observe_update(std::string_view name, TensorView update);

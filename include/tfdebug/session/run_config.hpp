@@ -47,24 +47,24 @@ struct GradientRule {
 
 struct DeadUnitsRule {
   bool enabled = true;
-  int window = 100;            // a unit is dead when it was exactly 0 for this many steps
-  double min_fraction = 0.1;   // report a module when at least this fraction of units is dead
+  int window = 100;                  // a unit is dead when it was exactly 0 for this many steps
+  double min_fraction = 0.1;         // report a module when at least this fraction of units is dead
   std::int64_t max_units = 1 << 20;  // outputs with more units (last dimension) are skipped
 };
 
 struct SaturationRule {
   bool enabled = true;
-  double margin = 0.01;      // tanh: |y| >= 1 - margin; sigmoid: y <= margin or y >= 1 - margin
+  double margin = 0.01;       // tanh: |y| >= 1 - margin; sigmoid: y <= margin or y >= 1 - margin
   double max_fraction = 0.5;  // report when at least this fraction of values is saturated
 };
 
 struct LossRule {
   bool enabled = true;
-  double spike_factor = 10.0;  // loss > factor x the largest loss seen (Megatron-LM)
-  int window = 50;             // losses kept for the robust z-score
-  int min_window = 10;         // losses needed before the z-score is used
-  double max_z = 6.0;          // (loss - median) / (1.4826 MAD) above this is a spike
-  int divergence_window = 10;  // median of this many recent losses ...
+  double spike_factor = 10.0;      // loss > factor x the largest loss seen (Megatron-LM)
+  int window = 50;                 // losses kept for the robust z-score
+  int min_window = 10;             // losses needed before the z-score is used
+  double max_z = 6.0;              // (loss - median) / (1.4826 MAD) above this is a spike
+  int divergence_window = 10;      // median of this many recent losses ...
   double divergence_factor = 3.0;  // ... above factor x the best such median: divergence
 };
 
@@ -84,11 +84,11 @@ struct WeightScaleRule {
 
 struct SpectralRule {
   bool enabled = true;
-  int every = 50;              // steps between measurements of each weight matrix
-  int max_iterations = 100;    // power iteration steps (warm-started from the last vector)
-  double tolerance = 1e-6;     // relative change of the estimate that stops iterating
-  double min_stable_rank = 1.5;  // ||W||_F^2 / sigma_max^2 below this: rank collapse
-  double max_growth = 10.0;    // sigma_max / the first measurement above this
+  int every = 50;                       // steps between measurements of each weight matrix
+  int max_iterations = 100;             // power iteration steps (warm-started from the last vector)
+  double tolerance = 1e-6;              // relative change of the estimate that stops iterating
+  double min_stable_rank = 1.5;         // ||W||_F^2 / sigma_max^2 below this: rank collapse
+  double max_growth = 10.0;             // sigma_max / the first measurement above this
   std::int64_t max_elements = 1 << 24;  // larger matrices are skipped
 };
 
@@ -110,16 +110,16 @@ struct RunConfig {
   Tier tier = Tier::watch;  // the tier when no rule has tripped recently
   // Producers throw tfdebug::Error at their next safe point after the first error finding.
   bool stop_on_error = false;
-  bool console = false;    // add a ConsoleSink on stderr
+  bool console = false;     // add a ConsoleSink on stderr
   int diagnose_steps = 10;  // steps in Tier::diagnose after a warning or error
   int history_length = 50;  // per-layer gradient-norm history (ring)
   // The dtype the model is, or will be, run in; enables the headroom rule (f16, bf16, fp8).
   std::optional<DType> target_dtype;
-  int flight_recorder_steps = 8;      // steps kept in the flight recorder (ring)
-  int flight_recorder_after = 1;      // steps recorded after the first error before the dump
+  int flight_recorder_steps = 8;       // steps kept in the flight recorder (ring)
+  int flight_recorder_after = 1;       // steps recorded after the first error before the dump
   int flight_recorder_max_ops = 4096;  // per-step summaries kept (the rest are counted)
-  int max_tracked = 10000;  // distinct (module, op) keys with rule state; the rest are counted
-  int max_findings = 1000;  // distinct findings kept; the rest are counted
+  int max_tracked = 10000;             // distinct (module, op) keys with rule state; the rest are counted
+  int max_findings = 1000;             // distinct findings kept; the rest are counted
   Rules rules;
 
   // Reads a .json or .toml file (by extension). A relative run_dir is relative to the file's

@@ -49,7 +49,7 @@ class Session : public ObservationSink {
   // without writing again. Throws tfdebug::Error when a file cannot be written.
   RunSummary finish();
 
-  std::vector<Finding> findings() const;        // deduplicated, in order of first appearance
+  std::vector<Finding> findings() const;  // deduplicated, in order of first appearance
   std::vector<RecordedStep> flight_recorder() const;
   const RunConfig& config() const noexcept;
 

@@ -37,14 +37,14 @@ struct RunSummary {
   std::int64_t first_step = 0;
   std::int64_t last_step = 0;
   std::int64_t observations = 0;
-  std::vector<Finding> findings;  // deduplicated, in the order they first appeared
-  std::vector<SpectralMeasurement> spectral;  // the latest measurement of each matrix
+  std::vector<Finding> findings;                         // deduplicated, in the order they first appeared
+  std::vector<SpectralMeasurement> spectral;             // the latest measurement of each matrix
   std::optional<std::filesystem::path> flight_recorder;  // the dump, when one was written
-  std::int64_t dropped_findings = 0;        // beyond RunConfig::max_findings
-  std::int64_t untracked_observations = 0;  // keys beyond RunConfig::max_tracked
-  std::int64_t dropped_op_summaries = 0;    // beyond RunConfig::flight_recorder_max_ops
-  std::vector<std::string> hook_errors;     // failures inside observe (the first 16)
-  bool stopped = false;  // stop_on_error was set and an error was found
+  std::int64_t dropped_findings = 0;                     // beyond RunConfig::max_findings
+  std::int64_t untracked_observations = 0;               // keys beyond RunConfig::max_tracked
+  std::int64_t dropped_op_summaries = 0;                 // beyond RunConfig::flight_recorder_max_ops
+  std::vector<std::string> hook_errors;                  // failures inside observe (the first 16)
+  bool stopped = false;                                  // stop_on_error was set and an error was found
 };
 
 class Sink {
