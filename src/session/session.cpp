@@ -22,8 +22,9 @@ namespace {
 constexpr std::size_t kMaxHookErrors = 16;
 
 // Unit activity of an output whose last dimension holds the units: a unit is active when any of
-// its values over the batch and token dimensions is not +-0. row_summaries over the transposed
-// [units, rows] view answers this in one core pass (no copy for contiguous outputs).
+// its values over the batch and token dimensions is not +-0. That is row_summaries'
+// column_nonzero over the [rows, units] view, in one core pass with no copy for contiguous
+// outputs (a transposed [units, rows] view would be strided, which row_summaries copies).
 std::vector<std::uint8_t> unit_activity(TensorView value) {
   const std::int64_t units = value.shape(value.rank() - 1);
   const std::int64_t rows = value.numel() / units;
@@ -33,12 +34,11 @@ std::vector<std::uint8_t> unit_activity(TensorView value) {
     value = copy.view();
   }
   const TensorView matrix(value.data(), value.dtype(), {rows, units});
-  std::vector<double> abs_max(static_cast<std::size_t>(units));
-  std::vector<std::uint8_t> zero(static_cast<std::size_t>(units));
-  std::vector<std::uint8_t> column_nonzero(static_cast<std::size_t>(rows), 0);
-  row_summaries(matrix.transposed(0, 1), abs_max.data(), zero.data(), column_nonzero.data());
-  for (std::uint8_t& z : zero) z = z == 0 ? 1 : 0;  // all-zero row -> inactive unit
-  return zero;
+  std::vector<double> row_abs_max(static_cast<std::size_t>(rows));
+  std::vector<std::uint8_t> row_zero(static_cast<std::size_t>(rows));
+  std::vector<std::uint8_t> active(static_cast<std::size_t>(units), 0);
+  row_summaries(matrix, row_abs_max.data(), row_zero.data(), active.data());
+  return active;
 }
 
 // Fraction of the finite outputs of a tanh or sigmoid within `margin` of its asymptotes, from
