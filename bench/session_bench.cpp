@@ -3,7 +3,9 @@
 // rule look-ups, flight-recorder record); large ones show that the scan dominates.
 #include <benchmark/benchmark.h>
 
+#include <optional>
 #include <random>
+#include <string_view>
 #include <vector>
 
 #include "tfdebug/core/stats.hpp"
@@ -27,30 +29,26 @@ void stats_only(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * state.range(0) * 4);
 }
 
-// An op output (not a forward activation with units, not tanh/sigmoid): stats + nonfinite rule.
-void observe_op_output(benchmark::State& state) {
+void observe(benchmark::State& state, tfdebug::Phase phase, std::string_view op,
+             std::optional<bool> inputs_finite) {
   const std::int64_t units = 64;
   const std::vector<float> v = data(state.range(0));
   const tfdebug::TensorView view(v.data(), tfdebug::DType::f32, {state.range(0) / units, units});
   tfdebug::Session session;
   session.begin_step(0);
   for (auto _ : state)
-    session.observe(
-        {0, tfdebug::Phase::backward, tfdebug::Role::output, "blocks.1.mlp", "aten::mm", view, true});
+    session.observe({0, phase, tfdebug::Role::output, "blocks.1.mlp", op, view, inputs_finite});
   state.SetBytesProcessed(state.iterations() * state.range(0) * 4);
 }
 
-// A forward module output: stats + dead-unit activity (row_summaries) + nonfinite.
+// An op output in backward (no dead-unit or saturation rule): stats + nonfinite.
+void observe_op_output(benchmark::State& state) {
+  observe(state, tfdebug::Phase::backward, "aten::mm", true);
+}
+
+// A forward activation: stats + per-unit activity (row_summaries) for dead units + nonfinite.
 void observe_forward_activation(benchmark::State& state) {
-  const std::int64_t units = 64;
-  const std::vector<float> v = data(state.range(0));
-  const tfdebug::TensorView view(v.data(), tfdebug::DType::f32, {state.range(0) / units, units});
-  tfdebug::Session session;
-  session.begin_step(0);
-  for (auto _ : state)
-    session.observe(
-        {0, tfdebug::Phase::forward, tfdebug::Role::output, "blocks.1.mlp", "relu", view, std::nullopt});
-  state.SetBytesProcessed(state.iterations() * state.range(0) * 4);
+  observe(state, tfdebug::Phase::forward, "relu", std::nullopt);
 }
 
 }  // namespace
