@@ -14,6 +14,8 @@ packages=(
   zlib1g-dev
   # CLI and report writers (Excel workbooks: libxlsxwriter)
   libcli11-dev nlohmann-json3-dev libfmt-dev libxlsxwriter-dev
+  # session: run configuration files in TOML
+  libtomlplusplus-dev
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   # the LibTorch adapter (tfdebug::torch) and tfdebug demo

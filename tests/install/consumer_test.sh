@@ -13,4 +13,4 @@ cmake -S "$source_dir/tests/install/consumer" -B "$work/build" -G Ninja \
 cmake --build "$work/build" >/dev/null
 output=$("$work/build/consumer")
 echo "$output"
-[ "$output" = "tfdebug 0.1.0 count=5 nan=1 mean=2.5" ]
+[ "$output" = "tfdebug 0.1.0 count=5 nan=1 mean=2.5 finding=nonfinite" ]

@@ -1,0 +1,59 @@
+// Cost of Session::observe per call, against compute_stats alone on the same tensor (the floor:
+// observe runs the stats kernel plus the rules). Small tensors show the per-call overhead (lock,
+// rule look-ups, flight-recorder record); large ones show that the scan dominates.
+#include <benchmark/benchmark.h>
+
+#include <optional>
+#include <random>
+#include <string_view>
+#include <vector>
+
+#include "tfdebug/core/stats.hpp"
+#include "tfdebug/session/session.hpp"
+
+namespace {
+
+std::vector<float> data(std::int64_t n) {
+  std::mt19937 rng(1);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  std::vector<float> v(static_cast<std::size_t>(n));
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+void stats_only(benchmark::State& state) {
+  const std::int64_t units = 64;
+  const std::vector<float> v = data(state.range(0));
+  const tfdebug::TensorView view(v.data(), tfdebug::DType::f32, {state.range(0) / units, units});
+  for (auto _ : state) benchmark::DoNotOptimize(tfdebug::compute_stats(view));
+  state.SetBytesProcessed(state.iterations() * state.range(0) * 4);
+}
+
+void observe(benchmark::State& state, tfdebug::Phase phase, std::string_view op,
+             std::optional<bool> inputs_finite) {
+  const std::int64_t units = 64;
+  const std::vector<float> v = data(state.range(0));
+  const tfdebug::TensorView view(v.data(), tfdebug::DType::f32, {state.range(0) / units, units});
+  tfdebug::Session session;
+  session.begin_step(0);
+  for (auto _ : state)
+    session.observe({0, phase, tfdebug::Role::output, "blocks.1.mlp", op, view, inputs_finite});
+  state.SetBytesProcessed(state.iterations() * state.range(0) * 4);
+}
+
+// An op output in backward (no dead-unit or saturation rule): stats + nonfinite.
+void observe_op_output(benchmark::State& state) {
+  observe(state, tfdebug::Phase::backward, "aten::mm", true);
+}
+
+// A forward activation: stats + per-unit activity (row_summaries) for dead units + nonfinite.
+void observe_forward_activation(benchmark::State& state) {
+  observe(state, tfdebug::Phase::forward, "relu", std::nullopt);
+}
+
+}  // namespace
+
+BENCHMARK(stats_only)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
+BENCHMARK(observe_op_output)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
+BENCHMARK(observe_forward_activation)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
+BENCHMARK_MAIN();

@@ -1,0 +1,61 @@
+// Session: the hub of a debugged run. Producers (the LibTorch adapter, the Probe API) hand it
+// observations; it computes each tensor's statistics with the core stats kernel, runs the
+// monitors and rules of docs/rules.md, deduplicates findings, raises the tier after a rule
+// trips, keeps a flight recorder, and fans findings out to sinks.
+//
+//   tfdebug::RunConfig config;
+//   config.run_dir = "runs/exp1";                   // report.json (+ flight_recorder.json)
+//   tfdebug::Session session(config);
+//   session.add_sink(std::make_shared<tfdebug::ConsoleSink>());
+//   ... producers call begin_step / observe / end_step ...
+//   tfdebug::RunSummary summary = session.finish();  // writes the report, tells the sinks
+//   for (const tfdebug::Finding& f : summary.findings) ...
+//
+// observe() is thread-safe and never throws: a failure inside it is recorded (hook_errors in the
+// summary) and the run goes on. Memory is bounded by the RunConfig's capacities.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "tfdebug/session/finding.hpp"
+#include "tfdebug/session/flight_recorder.hpp"
+#include "tfdebug/session/observation.hpp"
+#include "tfdebug/session/run_config.hpp"
+#include "tfdebug/session/sink.hpp"
+
+namespace tfdebug {
+
+class Session : public ObservationSink {
+ public:
+  // Throws tfdebug::Error for an invalid configuration (RunConfig::validate).
+  explicit Session(RunConfig config = {});
+  ~Session() override;  // finish()es a run that was not finished, swallowing errors
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  void add_sink(std::shared_ptr<Sink> sink);
+
+  void begin_step(std::int64_t step) override;
+  void observe(const Observation& observation) override;
+  void end_step(std::int64_t step, std::optional<double> loss) override;
+  Tier tier() const noexcept override;
+  bool should_stop() const noexcept override;
+
+  // Ends the run: writes any pending flight-recorder dump, hands the summary to every sink
+  // (report.json when run_dir is set) and returns it. Later calls return the same summary
+  // without writing again. Throws tfdebug::Error when a file cannot be written.
+  RunSummary finish();
+
+  std::vector<Finding> findings() const;  // deduplicated, in order of first appearance
+  std::vector<RecordedStep> flight_recorder() const;
+  const RunConfig& config() const noexcept;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace tfdebug

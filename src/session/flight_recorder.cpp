@@ -1,0 +1,81 @@
+#include "tfdebug/session/flight_recorder.hpp"
+
+#include <algorithm>
+
+#include "tfdebug/core/error.hpp"
+
+namespace tfdebug {
+
+namespace {
+constexpr std::string_view kOtherName = "<other>";
+}  // namespace
+
+FlightRecorder::FlightRecorder(int steps, int max_ops_per_step, int max_names)
+    : ring_(static_cast<std::size_t>(std::max(steps, 1))),
+      max_ops_(static_cast<std::size_t>(std::max(max_ops_per_step, 0))),
+      max_names_(static_cast<std::size_t>(std::max(max_names, 1))) {
+  names_.emplace_back(kOtherName);
+  ids_.emplace(std::string(kOtherName), 0);
+}
+
+std::uint32_t FlightRecorder::intern(std::string_view name) {
+  // Heterogeneous lookup needs C++20 transparent hashing on unordered_map; names are short,
+  // and a step interns only names it has not seen in earlier steps, so a key copy is fine.
+  const std::string key(name);
+  if (const auto it = ids_.find(key); it != ids_.end()) return it->second;
+  if (names_.size() >= max_names_) return 0;
+  const auto id = static_cast<std::uint32_t>(names_.size());
+  names_.push_back(key);
+  ids_.emplace(key, id);
+  return id;
+}
+
+void FlightRecorder::begin_step(std::int64_t step) {
+  if (open_) end_step(std::nullopt);
+  Slot& slot = ring_[next_];
+  slot.step = step;
+  slot.loss.reset();
+  slot.dropped = 0;
+  slot.ops.clear();  // keeps its capacity: a warm ring allocates nothing
+  next_ = (next_ + 1) % ring_.size();
+  used_ = std::min(used_ + 1, ring_.size());
+  open_ = true;
+}
+
+void FlightRecorder::record(const Observation& observation, const Stats& stats) {
+  if (used_ == 0) begin_step(observation.step);
+  Slot& slot = ring_[(next_ + ring_.size() - 1) % ring_.size()];
+  if (slot.ops.size() >= max_ops_) {
+    ++slot.dropped;
+    ++dropped_total_;
+    return;
+  }
+  if (slot.ops.capacity() == 0) slot.ops.reserve(std::min<std::size_t>(max_ops_, 256));
+  slot.ops.push_back(Summary{intern(observation.module), intern(observation.op), observation.phase,
+                             observation.role, stats.count, stats.nan, stats.pos_inf + stats.neg_inf,
+                             stats.min, stats.max, stats.mean, stats.std, stats.abs_max});
+}
+
+void FlightRecorder::end_step(std::optional<double> loss) {
+  if (used_ == 0) return;
+  ring_[(next_ + ring_.size() - 1) % ring_.size()].loss = loss;
+  open_ = false;
+}
+
+std::vector<RecordedStep> FlightRecorder::steps() const {
+  std::vector<RecordedStep> result;
+  result.reserve(used_);
+  for (std::size_t i = 0; i < used_; ++i) {
+    const Slot& slot = ring_[(next_ + ring_.size() - used_ + i) % ring_.size()];
+    RecordedStep step{slot.step, slot.loss, slot.dropped, {}};
+    step.ops.reserve(slot.ops.size());
+    for (const Summary& s : slot.ops) {
+      step.ops.push_back(RecordedOp{names_[s.module_id], names_[s.op_id], s.phase, s.role, s.count, s.nan,
+                                    s.inf, s.min, s.max, s.mean, s.std, s.abs_max});
+    }
+    result.push_back(std::move(step));
+  }
+  return result;
+}
+
+}  // namespace tfdebug

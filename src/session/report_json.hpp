@@ -1,0 +1,24 @@
+// JSON writers of the run directory (report.json, flight_recorder.json); schemas in
+// docs/live-debugging.md. Private: nlohmann-json stays out of the public headers.
+#pragma once
+
+#include <filesystem>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tfdebug/session/finding.hpp"
+#include "tfdebug/session/flight_recorder.hpp"
+#include "tfdebug/session/sink.hpp"
+
+namespace tfdebug::detail {
+
+nlohmann::ordered_json finding_json(const Finding& finding);
+nlohmann::ordered_json report_json(const RunSummary& summary);
+void write_flight_recorder_json(const std::filesystem::path& path, const Finding& trigger,
+                                const std::vector<RecordedStep>& steps);
+// Writes `text` to `path` through a temporary file and a rename, so readers never see half a
+// report. Throws tfdebug::Error naming the path.
+void write_text_file(const std::filesystem::path& path, const std::string& text);
+
+}  // namespace tfdebug::detail

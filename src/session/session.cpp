@@ -1,0 +1,292 @@
+#include "tfdebug/session/session.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "monitors.hpp"
+#include "report_json.hpp"
+#include "tfdebug/core/error.hpp"
+#include "tfdebug/core/histogram.hpp"
+#include "tfdebug/core/stats.hpp"
+#include "tfdebug/core/tensor.hpp"
+
+namespace tfdebug {
+
+namespace {
+
+constexpr std::size_t kMaxHookErrors = 16;
+
+// Unit activity of an output whose last dimension holds the units: a unit is active when any of
+// its values over the batch and token dimensions is not +-0. That is row_summaries'
+// column_nonzero over the [rows, units] view, in one core pass with no copy for contiguous
+// outputs (a transposed [units, rows] view would be strided, which row_summaries copies).
+std::vector<std::uint8_t> unit_activity(TensorView value) {
+  const std::int64_t units = value.shape(value.rank() - 1);
+  const std::int64_t rows = value.numel() / units;
+  Tensor copy;
+  if (!value.is_contiguous()) {
+    copy = Tensor::copy_of(value);
+    value = copy.view();
+  }
+  const TensorView matrix(value.data(), value.dtype(), {rows, units});
+  std::vector<double> row_abs_max(static_cast<std::size_t>(rows));
+  std::vector<std::uint8_t> row_zero(static_cast<std::size_t>(rows));
+  std::vector<std::uint8_t> active(static_cast<std::size_t>(units), 0);
+  row_summaries(matrix, row_abs_max.data(), row_zero.data(), active.data());
+  return active;
+}
+
+// Fraction of the finite outputs of a tanh or sigmoid within `margin` of its asymptotes, from
+// fixed histogram bins whose outer bins are the tails (the margin is rounded to a whole bin).
+double saturated_fraction(TensorView value, detail::SaturationKind kind, double margin, std::int64_t finite) {
+  const bool tanh = kind == detail::SaturationKind::tanh;
+  const double lo = tanh ? -1.0 : 0.0;
+  const int bins = std::max(2, static_cast<int>(std::lround(1.0 / margin * (tanh ? 2.0 : 1.0))));
+  const Histogram h = histogram_fixed(value, bins, lo, 1.0);
+  if (finite == 0) return 0.0;
+  const std::int64_t tails = h.counts.front() + h.counts.back() + h.below + h.above;
+  return static_cast<double>(tails) / static_cast<double>(finite);
+}
+
+}  // namespace
+
+struct Session::State : detail::Emitter {
+  explicit State(RunConfig c)
+      : config(std::move(c)),
+        monitors(config),
+        recorder(config.flight_recorder_steps, config.flight_recorder_max_ops) {}
+
+  // detail::Emitter, called with `mutex` held.
+  void emit(Finding finding) override;
+  void add_evidence(std::string_view rule, std::string_view module, std::string_view op, std::string_view key,
+                    double delta) override;
+  void write_flight_recorder();
+  RunSummary summary() const;
+
+  RunConfig config;
+  mutable std::mutex mutex;
+  detail::Monitors monitors;
+  FlightRecorder recorder;
+  std::vector<std::shared_ptr<Sink>> sinks;
+  std::vector<Finding> findings;
+  std::unordered_map<std::string, std::size_t> finding_index;  // rule/severity/module/op
+  std::int64_t dropped_findings = 0;
+  std::int64_t steps = 0;
+  std::optional<std::int64_t> first_step;
+  std::int64_t last_step = 0;
+  std::int64_t observations = 0;
+  std::vector<std::string> hook_errors;
+  std::optional<Finding> first_error;
+  std::optional<std::int64_t> dump_at_step;
+  std::optional<std::filesystem::path> dump_path;
+  std::optional<RunSummary> finished;
+  std::atomic<std::int64_t> current_step{0};
+  std::atomic<std::int64_t> diagnose_until{-1};
+  std::atomic<bool> diagnose_armed{false};
+  std::atomic<bool> error_found{false};
+};
+
+namespace {
+std::string finding_key(std::string_view rule, Severity severity, std::string_view module,
+                        std::string_view op) {
+  return std::string(rule) + '\x1f' + std::string(severity_name(severity)) + '\x1f' +
+         detail::make_key(module, op);
+}
+}  // namespace
+
+void Session::State::emit(Finding finding) {
+  if (finding.severity >= Severity::warning) {
+    // Tier escalation: the rest of this step and the next diagnose_steps steps.
+    const std::int64_t until = finding.step + config.diagnose_steps;
+    if (until > diagnose_until.load(std::memory_order_relaxed))
+      diagnose_until.store(until, std::memory_order_relaxed);
+    diagnose_armed.store(true, std::memory_order_relaxed);
+  }
+  if (finding.severity == Severity::error && !first_error) {
+    first_error = finding;
+    error_found.store(true, std::memory_order_release);
+    dump_at_step = finding.step + config.flight_recorder_after;
+  }
+  const std::string key = finding_key(finding.rule, finding.severity, finding.module, finding.op);
+  if (const auto it = finding_index.find(key); it != finding_index.end()) {
+    Finding& kept = findings[it->second];
+    if (finding.step != kept.last_step) ++kept.count;  // counted once per step
+    kept.last_step = std::max(kept.last_step, finding.step);
+    return;
+  }
+  if (findings.size() >= static_cast<std::size_t>(config.max_findings)) {
+    ++dropped_findings;
+    return;
+  }
+  finding_index.emplace(key, findings.size());
+  findings.push_back(std::move(finding));
+  for (const auto& sink : sinks) sink->on_finding(findings.back());
+}
+
+void Session::State::add_evidence(std::string_view rule, std::string_view module, std::string_view op,
+                                  std::string_view key, double delta) {
+  const auto it = finding_index.find(finding_key(rule, Severity::error, module, op));
+  if (it == finding_index.end()) return;
+  for (auto& [name, value] : findings[it->second].evidence) {
+    if (name == key) value += delta;
+  }
+}
+
+void Session::State::write_flight_recorder() {
+  dump_at_step.reset();
+  if (config.run_dir.empty() || !first_error) return;
+  std::filesystem::create_directories(config.run_dir);
+  const std::filesystem::path path = config.run_dir / "flight_recorder.json";
+  // The kept finding, when there is one, carries evidence updated since it tripped
+  // (nonfinite's propagators are counted at end_step).
+  const auto kept = finding_index.find(
+      finding_key(first_error->rule, first_error->severity, first_error->module, first_error->op));
+  const Finding& trigger = kept != finding_index.end() ? findings[kept->second] : *first_error;
+  detail::write_flight_recorder_json(path, trigger, recorder.steps());
+  dump_path = path;
+}
+
+RunSummary Session::State::summary() const {
+  RunSummary s;
+  s.steps = steps;
+  s.first_step = first_step.value_or(0);
+  s.last_step = last_step;
+  s.observations = observations;
+  s.findings = findings;
+  s.spectral = monitors.spectral();
+  s.flight_recorder = dump_path;
+  s.dropped_findings = dropped_findings;
+  s.untracked_observations = monitors.untracked();
+  s.dropped_op_summaries = recorder.dropped_ops();
+  s.hook_errors = hook_errors;
+  s.stopped = config.stop_on_error && error_found.load();
+  return s;
+}
+
+Session::Session(RunConfig config) {
+  config.validate();
+  state_ = std::make_unique<State>(std::move(config));
+  if (!state_->config.run_dir.empty())
+    state_->sinks.push_back(std::make_shared<JsonReportSink>(state_->config.run_dir / "report.json"));
+  if (state_->config.console) state_->sinks.push_back(std::make_shared<ConsoleSink>());
+}
+
+Session::~Session() {
+  try {
+    finish();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tfdebug: could not finish the run: %s\n", e.what());
+  }
+}
+
+void Session::add_sink(std::shared_ptr<Sink> sink) {
+  const std::lock_guard lock(state_->mutex);
+  state_->sinks.push_back(std::move(sink));
+}
+
+void Session::begin_step(std::int64_t step) {
+  const std::lock_guard lock(state_->mutex);
+  state_->current_step.store(step, std::memory_order_relaxed);
+  if (!state_->first_step) state_->first_step = step;
+  state_->recorder.begin_step(step);
+}
+
+void Session::observe(const Observation& observation) {
+  State& s = *state_;
+  try {
+    // Measurements that read tensor memory run outside the lock, so observers on several
+    // threads scan in parallel; only the rule state is serialised.
+    detail::Measurements m;
+    StatsOptions options;
+    if (s.config.target_dtype && s.config.rules.headroom.enabled && is_floating(observation.value.dtype()))
+      options.target = s.config.target_dtype;
+    m.stats = compute_stats(observation.value, options);
+    if (s.monitors.wants_unit_activity(observation)) m.unit_active = unit_activity(observation.value);
+    if (const auto kind = s.monitors.saturation_kind(observation); kind != detail::SaturationKind::none)
+      m.saturated_fraction =
+          saturated_fraction(observation.value, kind, s.config.rules.saturation.margin, m.stats.finite());
+    std::optional<std::vector<double>> spectral_start;
+    if (observation.role == Role::parameter && m.stats.nonfinite() == 0) {
+      const std::lock_guard lock(s.mutex);
+      spectral_start = s.monitors.spectral_due(observation);
+    }
+    if (spectral_start) {
+      SpectralOptions options_spectral;
+      options_spectral.max_iterations = s.config.rules.spectral.max_iterations;
+      options_spectral.tolerance = s.config.rules.spectral.tolerance;
+      options_spectral.start = std::move(*spectral_start);
+      m.spectral = estimate_spectral_norm(observation.value, options_spectral);
+    }
+    const std::lock_guard lock(s.mutex);
+    ++s.observations;
+    s.recorder.record(observation, m.stats);
+    s.monitors.observe(observation, m, s);
+  } catch (const std::exception& e) {
+    // Note: nothing throws into the producer's (the user's) loop; the failure is reported.
+    const std::lock_guard lock(s.mutex);
+    if (s.hook_errors.size() < kMaxHookErrors)
+      s.hook_errors.push_back(std::string(observation.module) + " " + std::string(observation.op) + ": " +
+                              e.what());
+  }
+}
+
+void Session::end_step(std::int64_t step, std::optional<double> loss) {
+  State& s = *state_;
+  const std::lock_guard lock(s.mutex);
+  s.monitors.end_step(step, loss, s);
+  s.recorder.end_step(loss);
+  ++s.steps;
+  if (!s.first_step) s.first_step = step;
+  s.last_step = step;
+  if (s.dump_at_step && step >= *s.dump_at_step) {
+    try {
+      s.write_flight_recorder();
+    } catch (const std::exception& e) {
+      if (s.hook_errors.size() < kMaxHookErrors)
+        s.hook_errors.push_back(std::string("flight recorder: ") + e.what());
+    }
+  }
+}
+
+Tier Session::tier() const noexcept {
+  const State& s = *state_;
+  if (s.diagnose_armed.load(std::memory_order_relaxed) &&
+      s.current_step.load(std::memory_order_relaxed) <= s.diagnose_until.load(std::memory_order_relaxed))
+    return Tier::diagnose;
+  return s.config.tier;
+}
+
+bool Session::should_stop() const noexcept {
+  return state_->config.stop_on_error && state_->error_found.load(std::memory_order_acquire);
+}
+
+RunSummary Session::finish() {
+  State& s = *state_;
+  const std::lock_guard lock(s.mutex);
+  if (s.finished) return *s.finished;
+  if (s.dump_at_step) s.write_flight_recorder();  // the run ended inside the window
+  s.finished = s.summary();
+  for (const auto& sink : s.sinks) sink->on_run_end(*s.finished);
+  return *s.finished;
+}
+
+std::vector<Finding> Session::findings() const {
+  const std::lock_guard lock(state_->mutex);
+  return state_->findings;
+}
+
+std::vector<RecordedStep> Session::flight_recorder() const {
+  const std::lock_guard lock(state_->mutex);
+  return state_->recorder.steps();
+}
+
+const RunConfig& Session::config() const noexcept {
+  return state_->config;
+}
+
+}  // namespace tfdebug

@@ -1,0 +1,143 @@
+#include <cmath>
+#include <limits>
+
+#include "session_test_util.hpp"
+
+namespace tfdebug {
+namespace {
+
+using testing::output;
+using testing::with_rule;
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+TEST(Nonfinite, ReportsTheProducerNotThePropagators) {
+  Session session(testing::quiet_config());
+  const std::vector<float> fine = {1, 2, 3, 4};
+  const std::vector<float> bad = {1, kNaN, 3, kNaN};
+  for (std::int64_t step = 0; step < 3; ++step) {
+    session.begin_step(step);
+    session.observe(output(step, "blocks.0", "aten::linear", fine, {}, true));
+    if (step == 2) {
+      session.observe(output(step, "blocks.1.mlp", "aten::log", bad, {}, true));   // producer
+      session.observe(output(step, "blocks.1.mlp", "aten::mul", bad, {}, false));  // propagator
+      session.observe(output(step, "blocks.1", "aten::add", bad, {}, false));      // propagator
+      session.observe(output(step, "", "aten::mse_loss", bad, {}, false));         // propagator
+    } else {
+      session.observe(output(step, "blocks.1.mlp", "aten::log", fine, {}, true));
+    }
+    session.end_step(step, step == 2 ? std::optional<double>(std::nan("")) : 1.0);
+  }
+  const auto nonfinite = with_rule(session.findings(), "nonfinite");
+  ASSERT_EQ(nonfinite.size(), 1u) << testing::describe(session.findings());
+  const Finding& f = nonfinite[0];
+  EXPECT_EQ(f.severity, Severity::error);
+  EXPECT_EQ(f.step, 2);
+  EXPECT_EQ(f.phase, Phase::forward);
+  EXPECT_EQ(f.module, "blocks.1.mlp");
+  EXPECT_EQ(f.op, "aten::log");
+  EXPECT_EQ(f.evidence_value("producer"), 1);
+  EXPECT_EQ(f.evidence_value("nan"), 2);
+  EXPECT_EQ(f.evidence_value("propagators"), 3);
+  EXPECT_NE(f.message.find("from finite inputs"), std::string::npos) << f.message;
+  // The NaN loss is a divergence error of its own.
+  const auto divergence = with_rule(session.findings(), "divergence");
+  ASSERT_EQ(divergence.size(), 1u);
+  EXPECT_EQ(divergence[0].severity, Severity::error);
+  EXPECT_EQ(divergence[0].op, "loss");
+}
+
+TEST(Nonfinite, ProducerArrivingAfterPropagatorsIsStillTheOneReported) {
+  // Autograd threads may deliver a propagator first; the producer is the op with finite inputs.
+  Session session(testing::quiet_config());
+  const std::vector<float> bad = {kInf, 1};
+  session.begin_step(5);
+  session.observe(output(5, "head", "aten::mm", bad, {}, false, Phase::backward));
+  session.observe(output(5, "blocks.0.attn", "aten::div", bad, {}, true, Phase::backward));
+  session.end_step(5, std::nullopt);
+  const auto nonfinite = with_rule(session.findings(), "nonfinite");
+  ASSERT_EQ(nonfinite.size(), 1u);
+  EXPECT_EQ(nonfinite[0].op, "aten::div");
+  EXPECT_EQ(nonfinite[0].phase, Phase::backward);
+  EXPECT_EQ(nonfinite[0].evidence_value("pos_inf"), 1);
+  EXPECT_EQ(nonfinite[0].evidence_value("nan"), 0);
+  EXPECT_EQ(nonfinite[0].evidence_value("propagators"), 1);
+}
+
+TEST(Nonfinite, NegativeInfinityCounts) {
+  Session session(testing::quiet_config());
+  const std::vector<float> bad = {-kInf, 0, 1};
+  session.begin_step(0);
+  session.observe(output(0, "m", "aten::log", bad, {}, true));
+  session.end_step(0, std::nullopt);
+  const auto nonfinite = with_rule(session.findings(), "nonfinite");
+  ASSERT_EQ(nonfinite.size(), 1u);
+  EXPECT_EQ(nonfinite[0].evidence_value("neg_inf"), 1);
+}
+
+TEST(Nonfinite, UnknownInputsReportTheFirstNonfiniteObservationOnce) {
+  Session session(testing::quiet_config());
+  const std::vector<float> bad = {kNaN};
+  for (std::int64_t step = 0; step < 3; ++step) {
+    session.begin_step(step);
+    session.observe(output(step, "a", "first", bad));
+    session.observe(output(step, "b", "second", bad));
+    session.end_step(step, std::nullopt);
+  }
+  const auto nonfinite = with_rule(session.findings(), "nonfinite");
+  ASSERT_EQ(nonfinite.size(), 1u);
+  EXPECT_EQ(nonfinite[0].module, "a");
+  EXPECT_EQ(nonfinite[0].op, "first");
+  EXPECT_EQ(nonfinite[0].step, 0);
+  EXPECT_EQ(nonfinite[0].evidence_value("producer"), 0);
+  EXPECT_EQ(nonfinite[0].evidence_value("propagators"), 1);
+}
+
+TEST(Nonfinite, RepeatedProducerIsOneFindingWithACount) {
+  Session session(testing::quiet_config());
+  const std::vector<float> bad = {kNaN};
+  for (std::int64_t step = 0; step < 4; ++step) {
+    session.begin_step(step);
+    session.observe(output(step, "m", "aten::sqrt", bad, {}, true));
+    session.end_step(step, std::nullopt);
+  }
+  const auto nonfinite = with_rule(session.findings(), "nonfinite");
+  ASSERT_EQ(nonfinite.size(), 1u);
+  EXPECT_EQ(nonfinite[0].step, 0);
+  EXPECT_EQ(nonfinite[0].count, 4);
+  EXPECT_EQ(nonfinite[0].last_step, 3);
+}
+
+TEST(Nonfinite, AParameterHoldingNaNIsReportedWhenNoOpProducedIt) {
+  Session session(testing::quiet_config());
+  const std::vector<float> w = {1, kNaN, 2, 3};
+  session.begin_step(0);
+  session.observe(testing::tensor(0, Role::parameter, "fc", "fc.weight", w, {2, 2}));
+  session.end_step(0, std::nullopt);
+  const auto nonfinite = with_rule(session.findings(), "nonfinite");
+  ASSERT_EQ(nonfinite.size(), 1u);
+  EXPECT_EQ(nonfinite[0].op, "fc.weight");
+  EXPECT_NE(nonfinite[0].message.find("parameter fc.weight"), std::string::npos) << nonfinite[0].message;
+}
+
+TEST(Nonfinite, StopOnErrorAsksProducersToStop) {
+  RunConfig config = testing::quiet_config();
+  config.stop_on_error = true;
+  Session session(config);
+  const std::vector<float> bad = {kNaN};
+  session.begin_step(0);
+  EXPECT_FALSE(session.should_stop());
+  session.observe(output(0, "m", "aten::log", bad, {}, true));
+  EXPECT_TRUE(session.should_stop());
+  session.end_step(0, std::nullopt);
+  EXPECT_TRUE(session.finish().stopped);
+
+  Session relaxed(testing::quiet_config());
+  relaxed.begin_step(0);
+  relaxed.observe(output(0, "m", "aten::log", bad, {}, true));
+  EXPECT_FALSE(relaxed.should_stop());
+}
+
+}  // namespace
+}  // namespace tfdebug

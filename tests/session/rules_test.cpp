@@ -1,0 +1,340 @@
+// Each rule with synthetic observations: which rule fires, where and when, and silence on a
+// healthy run.
+#include <cmath>
+
+#include "session_test_util.hpp"
+
+namespace tfdebug {
+namespace {
+
+using testing::normal;
+using testing::output;
+using testing::tensor;
+using testing::with_rule;
+
+// Gradients of three layers with steady norms (about 1, 2 and 0.5); at `event_step` layer
+// "l1" is multiplied by `factor`.
+std::vector<Finding> run_gradients(double factor, std::int64_t event_step) {
+  Session session(testing::quiet_config());
+  for (std::int64_t step = 0; step < 20; ++step) {
+    session.begin_step(step);
+    const double scales[] = {1.0, 2.0, 0.5};
+    const char* names[] = {"l0", "l1", "l2"};
+    for (int layer = 0; layer < 3; ++layer) {
+      std::vector<float> g = normal(100, 0.0f, float(scales[layer] / 10.0), std::uint32_t(step * 3 + layer));
+      if (layer == 1 && step == event_step)
+        for (float& x : g) x = float(x * factor);
+      const std::string param = std::string(names[layer]) + ".weight";
+      session.observe(tensor(step, Role::gradient, names[layer], param, g, {10, 10}));
+    }
+    session.end_step(step, std::nullopt);
+  }
+  return session.findings();
+}
+
+TEST(Rules, ExplodingGradientsRelativeToHistoryAndLayers) {
+  const auto findings = run_gradients(1000.0, 12);
+  const auto explode = with_rule(findings, "exploding_gradients");
+  ASSERT_EQ(explode.size(), 1u) << testing::describe(findings);
+  EXPECT_EQ(explode[0].module, "l1");
+  EXPECT_EQ(explode[0].step, 12);
+  EXPECT_EQ(explode[0].phase, Phase::backward);
+  EXPECT_GT(explode[0].evidence_value("ratio_to_history"), 500);
+  EXPECT_GT(explode[0].evidence_value("ratio_to_layers"), 500);
+  EXPECT_TRUE(with_rule(findings, "vanishing_gradients").empty());
+}
+
+TEST(Rules, VanishingGradients) {
+  const auto findings = run_gradients(1e-4, 15);
+  const auto vanish = with_rule(findings, "vanishing_gradients");
+  ASSERT_EQ(vanish.size(), 1u) << testing::describe(findings);
+  EXPECT_EQ(vanish[0].module, "l1");
+  EXPECT_EQ(vanish[0].step, 15);
+  EXPECT_LT(vanish[0].evidence_value("ratio_to_history"), 1e-3);
+  EXPECT_TRUE(with_rule(findings, "exploding_gradients").empty());
+}
+
+TEST(Rules, SteadyGradientsAreSilent) {
+  const auto findings = run_gradients(1.0, 12);
+  EXPECT_TRUE(findings.empty()) << testing::describe(findings);
+}
+
+TEST(Rules, DeadUnitsAfterTheWindow) {
+  RunConfig config = testing::quiet_config();
+  config.rules.dead_units.window = 5;
+  Session session(config);
+  // [batch 4, units 8]; units 2 and 5 are always exactly 0 (dead ReLUs), the rest sometimes > 0.
+  for (std::int64_t step = 0; step < 8; ++step) {
+    std::vector<float> h = normal(32, 0.0f, 1.0f, std::uint32_t(step));
+    for (std::size_t i = 0; i < h.size(); ++i) {
+      const std::size_t unit = i % 8;
+      h[i] = unit == 2 || unit == 5 ? 0.0f : std::abs(h[i]) + 0.01f;
+    }
+    session.begin_step(step);
+    session.observe(output(step, "mlp.act", "relu", h, {4, 8}));
+    session.end_step(step, std::nullopt);
+  }
+  const auto dead = with_rule(session.findings(), "dead_units");
+  ASSERT_EQ(dead.size(), 1u) << testing::describe(session.findings());
+  EXPECT_EQ(dead[0].step, 4);   // the first step with a full window (steps 0..4)
+  EXPECT_EQ(dead[0].count, 4);  // steps 4, 5, 6, 7
+  EXPECT_EQ(dead[0].module, "mlp.act");
+  EXPECT_EQ(dead[0].evidence_value("dead"), 2);
+  EXPECT_EQ(dead[0].evidence_value("units"), 8);
+  EXPECT_EQ(dead[0].evidence_value("first_dead_unit"), 2);
+}
+
+TEST(Rules, DeadUnitsOfAStridedThreeDimensionalOutput) {
+  RunConfig config = testing::quiet_config();
+  config.rules.dead_units.window = 2;
+  Session session(config);
+  // A [2, 3, 4] output seen through a transposed view [2, 4, 3]: units = last dim = 3 of the
+  // view, i.e. index 1 of the stored layout's middle dim; unit 1 of the view is all zero.
+  std::vector<float> stored(24, 1.0f);
+  for (int b = 0; b < 2; ++b)
+    for (int u = 0; u < 4; ++u) stored[std::size_t(b * 12 + 1 * 4 + u)] = 0.0f;  // middle index 1
+  const std::int64_t shape[] = {2, 3, 4};
+  const TensorView base(stored.data(), DType::f32, std::span<const std::int64_t>(shape));
+  for (std::int64_t step = 0; step < 2; ++step) {
+    session.begin_step(step);
+    session.observe(
+        Observation{step, Phase::forward, Role::output, "conv", "relu", base.transposed(1, 2), std::nullopt});
+    session.end_step(step, std::nullopt);
+  }
+  const auto dead = with_rule(session.findings(), "dead_units");
+  ASSERT_EQ(dead.size(), 1u);
+  EXPECT_EQ(dead[0].evidence_value("units"), 3);
+  EXPECT_EQ(dead[0].evidence_value("dead"), 1);
+  EXPECT_EQ(dead[0].evidence_value("first_dead_unit"), 1);
+}
+
+TEST(Rules, SaturatedTanh) {
+  Session session(testing::quiet_config());
+  std::vector<float> y(100, 0.1f);
+  for (int i = 0; i < 70; ++i) y[std::size_t(i)] = i % 2 == 0 ? 0.9999f : -0.995f;
+  session.begin_step(3);
+  session.observe(output(3, "rnn", "aten::tanh", y));
+  session.observe(output(3, "gate", "aten::sigmoid", std::vector<float>(10, 0.5f)));
+  session.end_step(3, std::nullopt);
+  const auto saturated = with_rule(session.findings(), "saturation");
+  ASSERT_EQ(saturated.size(), 1u) << testing::describe(session.findings());
+  EXPECT_EQ(saturated[0].op, "aten::tanh");
+  EXPECT_DOUBLE_EQ(saturated[0].evidence_value("saturated_fraction"), 0.7);
+}
+
+TEST(Rules, SaturatedSigmoidBothTails) {
+  Session session(testing::quiet_config());
+  std::vector<float> y(10, 0.5f);
+  for (int i = 0; i < 6; ++i) y[std::size_t(i)] = i < 3 ? 0.001f : 0.9995f;
+  session.begin_step(0);
+  session.observe(output(0, "gate", "sigmoid", y));
+  session.end_step(0, std::nullopt);
+  const auto saturated = with_rule(session.findings(), "saturation");
+  ASSERT_EQ(saturated.size(), 1u);
+  EXPECT_DOUBLE_EQ(saturated[0].evidence_value("saturated_fraction"), 0.6);
+}
+
+TEST(Rules, LossSpikeTenTimesTheLargestLoss) {
+  Session session(testing::quiet_config());
+  for (std::int64_t step = 0; step < 8; ++step) {
+    session.begin_step(step);
+    session.end_step(step, step == 6 ? 50.0 : 4.0 - 0.1 * double(step));
+  }
+  const auto spikes = with_rule(session.findings(), "loss_spike");
+  ASSERT_EQ(spikes.size(), 1u) << testing::describe(session.findings());
+  EXPECT_EQ(spikes[0].step, 6);
+  EXPECT_DOUBLE_EQ(spikes[0].evidence_value("ratio_to_max"), 12.5);
+}
+
+TEST(Rules, LossSpikeByRobustZScore) {
+  Session session(testing::quiet_config());
+  // Noisy losses around 2.0 (below 10x the max), then 2.6: z = (2.6 - 2.0) / (1.4826 * MAD).
+  for (std::int64_t step = 0; step < 30; ++step) {
+    session.begin_step(step);
+    const double loss = step == 25 ? 2.6 : 2.0 + 0.01 * double((step * 7) % 5 - 2);
+    session.end_step(step, loss);
+  }
+  const auto spikes = with_rule(session.findings(), "loss_spike");
+  ASSERT_EQ(spikes.size(), 1u) << testing::describe(session.findings());
+  EXPECT_EQ(spikes[0].step, 25);
+  EXPECT_GT(spikes[0].evidence_value("z"), 6.0);
+  EXPECT_TRUE(std::isnan(spikes[0].evidence_value("ratio_to_max")) ||
+              spikes[0].evidence_value("ratio_to_max") < 10);
+}
+
+TEST(Rules, DivergenceBySustainedGrowth) {
+  Session session(testing::quiet_config());
+  // Falls from 3 to ~1, then grows 15% a step: the 10-step median passes 3x its best.
+  double loss = 3.0;
+  std::int64_t step = 0;
+  for (; step < 20; ++step) {
+    session.begin_step(step);
+    session.end_step(step, loss);
+    loss *= 0.95;
+  }
+  for (; step < 60; ++step) {
+    session.begin_step(step);
+    session.end_step(step, loss);
+    loss *= 1.15;
+  }
+  const auto divergence = with_rule(session.findings(), "divergence");
+  ASSERT_EQ(divergence.size(), 1u) << testing::describe(session.findings());
+  EXPECT_EQ(divergence[0].severity, Severity::warning);
+  EXPECT_GT(divergence[0].evidence_value("ratio"), 3.0);
+  EXPECT_GT(divergence[0].step, 20);
+}
+
+TEST(Rules, UpdateRatioOutOfRange) {
+  Session session(testing::quiet_config());
+  const std::vector<float> w = normal(64, 0.0f, 0.1f, 1);
+  std::vector<float> big = w;  // update = the weight itself: ratio 1
+  std::vector<float> small(64, 0.0f);
+  small[0] = 1e-9f;
+  std::vector<float> healthy = w;
+  for (float& x : healthy) x *= 1e-3f;
+  session.begin_step(0);
+  session.observe(tensor(0, Role::parameter, "a", "a.weight", w, {8, 8}));
+  session.observe(tensor(0, Role::update, "a", "a.weight", big, {8, 8}));
+  session.observe(tensor(0, Role::parameter, "b", "b.weight", w, {8, 8}));
+  session.observe(tensor(0, Role::update, "b", "b.weight", small, {8, 8}));
+  session.observe(tensor(0, Role::parameter, "c", "c.weight", w, {8, 8}));
+  session.observe(tensor(0, Role::update, "c", "c.weight", healthy, {8, 8}));
+  // A bias starting at ~0: excluded (rank 1), even with a huge ratio.
+  session.observe(tensor(0, Role::parameter, "c", "c.bias", {1e-6f, 0.0f}, {2}));
+  session.observe(tensor(0, Role::update, "c", "c.bias", {0.1f, 0.1f}, {2}));
+  session.end_step(0, std::nullopt);
+  const auto ratio = with_rule(session.findings(), "update_ratio");
+  ASSERT_EQ(ratio.size(), 2u) << testing::describe(session.findings());
+  EXPECT_EQ(ratio[0].op, "a.weight");
+  EXPECT_NEAR(ratio[0].evidence_value("ratio"), 1.0, 1e-6);
+  EXPECT_EQ(ratio[0].phase, Phase::optimizer);
+  EXPECT_EQ(ratio[1].op, "b.weight");
+  EXPECT_LT(ratio[1].evidence_value("ratio"), 1e-5);
+}
+
+TEST(Rules, InitScaleAndDrift) {
+  Session session(testing::quiet_config());
+  // fan_in 64: std 1/8 gives scale 1 (healthy); std 5 gives 40 (too large at init).
+  for (std::int64_t step = 0; step < 3; ++step) {
+    session.begin_step(step);
+    const float grow = step == 2 ? 20.0f : 1.0f;
+    session.observe(
+        tensor(step, Role::parameter, "ok", "ok.weight", normal(32 * 64, 0.0f, 0.125f * grow, 2), {32, 64}));
+    session.observe(
+        tensor(step, Role::parameter, "big", "big.weight", normal(32 * 64, 0.0f, 5.0f, 3), {32, 64}));
+    session.end_step(step, std::nullopt);
+  }
+  const auto init = with_rule(session.findings(), "init_scale");
+  ASSERT_EQ(init.size(), 1u) << testing::describe(session.findings());
+  EXPECT_EQ(init[0].op, "big.weight");
+  EXPECT_NEAR(init[0].evidence_value("scale"), 40.0, 2.0);
+  const auto drift = with_rule(session.findings(), "weight_drift");
+  ASSERT_EQ(drift.size(), 1u);
+  EXPECT_EQ(drift[0].op, "ok.weight");
+  EXPECT_EQ(drift[0].step, 2);
+  EXPECT_NEAR(drift[0].evidence_value("drift"), 20.0, 1.0);
+}
+
+TEST(Rules, HeadroomForF16Target) {
+  RunConfig config = testing::quiet_config();
+  config.target_dtype = DType::f16;
+  Session session(config);
+  session.begin_step(0);
+  session.observe(output(0, "attn", "aten::matmul", {1.0f, 60000.0f, -2.0f}));  // 0.92 of 65504
+  session.observe(output(0, "attn", "aten::softmax", {0.5f, 0.25f}));
+  std::vector<float> tiny(100, 1e-9f);  // below f16's smallest subnormal / 2: flush to zero
+  session.observe(tensor(0, Role::gradient, "fc", "fc.weight", tiny, {10, 10}));
+  session.end_step(0, std::nullopt);
+  const auto overflow = with_rule(session.findings(), "headroom_overflow");
+  ASSERT_EQ(overflow.size(), 1u) << testing::describe(session.findings());
+  EXPECT_EQ(overflow[0].op, "aten::matmul");
+  EXPECT_NEAR(overflow[0].evidence_value("headroom"), 60000.0 / 65504.0, 1e-9);
+  const auto underflow = with_rule(session.findings(), "headroom_underflow");
+  ASSERT_EQ(underflow.size(), 1u);
+  EXPECT_EQ(underflow[0].op, "fc.weight");
+  EXPECT_DOUBLE_EQ(underflow[0].evidence_value("underflow_fraction"), 1.0);
+  EXPECT_NE(underflow[0].suggestion.find("loss"), std::string::npos);
+}
+
+TEST(Rules, NoHeadroomFindingsWithoutATarget) {
+  Session session(testing::quiet_config());
+  session.begin_step(0);
+  session.observe(output(0, "attn", "aten::matmul", {1.0f, 60000.0f}));
+  session.end_step(0, std::nullopt);
+  EXPECT_TRUE(session.findings().empty());
+}
+
+TEST(Rules, SpectralRankCollapse) {
+  RunConfig config = testing::quiet_config();
+  config.rules.spectral.every = 5;
+  Session session(config);
+  // A rank-one 16 x 16 matrix: stable rank 1.
+  std::vector<float> w(256);
+  for (int r = 0; r < 16; ++r)
+    for (int c = 0; c < 16; ++c) w[std::size_t(r * 16 + c)] = float((r + 1) * (c % 3 + 1)) * 0.01f;
+  for (std::int64_t step = 0; step < 6; ++step) {
+    session.begin_step(step);
+    session.observe(tensor(step, Role::parameter, "proj", "proj.weight", w, {16, 16}));
+    session.end_step(step, std::nullopt);
+  }
+  const auto spectral = with_rule(session.findings(), "spectral");
+  ASSERT_EQ(spectral.size(), 1u) << testing::describe(session.findings());
+  EXPECT_NEAR(spectral[0].evidence_value("stable_rank"), 1.0, 1e-6);
+  EXPECT_EQ(spectral[0].count, 2);  // measured at steps 0 and 5
+  const RunSummary summary = session.finish();
+  ASSERT_EQ(summary.spectral.size(), 1u);
+  EXPECT_EQ(summary.spectral[0].step, 5);
+  EXPECT_EQ(summary.spectral[0].parameter, "proj.weight");
+}
+
+TEST(Rules, DisabledRulesStaySilent) {
+  RunConfig config = testing::quiet_config();
+  config.rules.nonfinite.enabled = false;
+  config.rules.loss.enabled = false;
+  Session session(config);
+  session.begin_step(0);
+  session.observe(output(0, "m", "aten::log", {std::nanf("")}, {}, true));
+  session.end_step(0, std::nan(""));
+  EXPECT_TRUE(session.findings().empty()) << testing::describe(session.findings());
+}
+
+// A healthy training-like run: ReLU activations with every unit active, steady gradients,
+// weights at scale ~1 with ~1e-3 updates, slowly decreasing noisy loss. No rule may fire.
+TEST(Rules, HealthyRunHasNoFindings) {
+  RunConfig config = testing::quiet_config();
+  config.rules.dead_units.window = 20;
+  config.target_dtype = DType::bf16;
+  Session session(config);
+  std::vector<float> w = normal(32 * 16, 0.0f, 0.25f, 7);  // fan_in 16: scale 1
+  for (std::int64_t step = 0; step < 150; ++step) {
+    session.begin_step(step);
+    std::vector<float> h = normal(8 * 32, 0.0f, 1.0f, std::uint32_t(100 + step));
+    for (float& x : h) x = std::max(x, 0.0f);
+    session.observe(
+        output(step, "mlp.fc1", "linear", normal(8 * 32, 0.0f, 1.0f, std::uint32_t(step)), {8, 32}));
+    session.observe(output(step, "mlp.act", "relu", h, {8, 32}));
+    session.observe(output(step, "mlp.gate", "sigmoid", normal(64, 0.5f, 0.1f, std::uint32_t(step)), {8, 8}));
+    for (int layer = 0; layer < 3; ++layer) {
+      const std::string module = std::string(1, 'l').append(std::to_string(layer));
+      const std::string name = std::string(module).append(".weight");
+      session.observe(tensor(step, Role::gradient, module, name,
+                             normal(100, 0.0f, 0.01f * float(layer + 1), std::uint32_t(step * 7 + layer)),
+                             {10, 10}));
+    }
+    session.observe(tensor(step, Role::parameter, "fc", "fc.weight", w, {32, 16}));
+    std::vector<float> update = normal(32 * 16, 0.0f, 0.25e-3f, std::uint32_t(1000 + step));
+    session.observe(tensor(step, Role::update, "fc", "fc.weight", update, {32, 16}));
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] += update[i];
+    const double loss = 2.0 * std::exp(-0.01 * double(step)) + 0.05 * std::sin(double(step));
+    session.end_step(step, loss);
+  }
+  EXPECT_TRUE(session.findings().empty()) << testing::describe(session.findings());
+  EXPECT_EQ(session.tier(), Tier::watch);
+  const RunSummary summary = session.finish();
+  EXPECT_EQ(summary.steps, 150);
+  EXPECT_EQ(summary.spectral.size(), 1u);
+  EXPECT_TRUE(summary.hook_errors.empty());
+}
+
+}  // namespace
+}  // namespace tfdebug
