@@ -21,6 +21,10 @@ run: build
 	@$(TFDEBUG) inspect build/fixtures/model.safetensors --target-dtype f16
 	@echo
 	@$(TFDEBUG) stats examples/data/digits_1797x64.f32 --shape 1797,64 --target-dtype fp8-e4m3
+	@echo
+	@# The live-debugging demo (with LibTorch): a planted log of a negative value, diagnosed.
+	@if $(TFDEBUG) --help | grep -q '^  demo '; then \
+	  $(TFDEBUG) demo --fault log --steps 100 --every 25 --out build/demo_log; test $$? -eq 1; fi
 
 test: build
 	@ctest --preset $(PRESET)

@@ -356,6 +356,11 @@ void Monitors::check_weight_scale(const Observation& o, const Stats& s, Emitter&
     state->first_scale = scale;
     state->first_step = o.step;
     if (scale >= rule.min_init && scale <= rule.max_init) return;
+    // An embedding table's input is one-hot: its fan-in says nothing about its scale.
+    const std::string_view name = o.op.empty() ? o.module : o.op;
+    for (const std::string_view embedding : {"embed", "wte", "wpe", "tok", "pos"}) {
+      if (name.find(embedding) != std::string_view::npos) return;
+    }
     Finding f = make_finding("init_scale", Severity::warning, o.step, o.phase, o.module, o.op);
     f.message = "weight " + std::string(o.op) + " starts with std * sqrt(fan_in) = " + num(scale) + " (std " +
                 num(s.std) + ", fan_in " + num(fan_in) + "); common initialisations give 0.5-1.5";

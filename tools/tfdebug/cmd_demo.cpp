@@ -1,14 +1,16 @@
 // tfdebug demo: trains a small transformer LM with LibTorch, optionally with an injected fault,
-// with tfdebug::torch attached, and says where the first non-finite value came from.
+// with tfdebug::torch attached to a tfdebug::Session, which diagnoses it (docs/live-debugging.md).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 
 #include "commands.hpp"
 #include "demo_model.hpp"
-#include "first_nonfinite_sink.hpp"
 #include "tfdebug/core/error.hpp"
+#include "tfdebug/session/session.hpp"
 #include "tfdebug/torch/attach.hpp"
 
 namespace tfdebug::cli {
@@ -20,6 +22,7 @@ struct DemoOptions {
   std::string fault = "none";
   std::string tier = "diagnose";
   std::int64_t every = 20;
+  std::string out;
 };
 
 // Runs the training loop with the adapter attached to `sink`; prints the loss every `every` steps.
@@ -36,16 +39,6 @@ void train(const demo::DemoConfig& config, demo::DemoTrainer& trainer, Observati
   }
 }
 
-void print_sighting(const char* what, const demo::NonFiniteSighting& s) {
-  std::printf("%s: step %lld, %s, %s %s in %s (NaN %lld, Inf %lld)", what, static_cast<long long>(s.step),
-              demo::phase_label(s.phase), demo::role_label(s.role), s.op.c_str(),
-              s.module.empty() ? "(top level)" : s.module.c_str(), static_cast<long long>(s.nan),
-              static_cast<long long>(s.inf));
-  if (s.inputs_finite == true) std::printf(": produced here, its inputs were finite");
-  if (s.inputs_finite == false) std::printf(": passed on, an input was already non-finite");
-  std::printf("\n");
-}
-
 void run_demo(const DemoOptions& options) {
   demo::DemoConfig config;
   config.steps = options.steps;
@@ -58,7 +51,6 @@ void run_demo(const DemoOptions& options) {
     throw Error("--tier: expected watch or diagnose, got '" + options.tier + "'");
   }
   if (config.steps < 1) throw Error("--steps: expected at least 1");
-
   demo::DemoTrainer trainer(config);
   std::printf(
       "tfdebug demo: transformer LM, %lld blocks, d_model %lld, %lld heads, %lld parameters; copy task; "
@@ -67,24 +59,19 @@ void run_demo(const DemoOptions& options) {
       static_cast<long long>(config.heads), static_cast<long long>(trainer.parameter_count()),
       options.fault.c_str(), options.tier.c_str(), static_cast<long long>(config.steps),
       static_cast<unsigned long long>(config.seed));
-
-  demo::FirstNonFiniteSink sink(options.tier == "watch" ? Tier::watch : Tier::diagnose);
-  train(config, trainer, sink, options.every);
-
+  RunConfig run;
+  run.tier = options.tier == "watch" ? Tier::watch : Tier::diagnose;
+  if (!options.out.empty()) run.run_dir = options.out;
+  Session session(run);
+  session.add_sink(std::make_shared<ConsoleSink>(stdout));
+  train(config, trainer, session, options.every);
+  const RunSummary summary = session.finish();
   std::printf("copy accuracy on a fresh batch: %.2f\n", trainer.evaluate());
-  const auto producer = sink.first_producer();
-  const auto first = sink.first();
-  if (!first) {
-    std::printf("no non-finite value in %lld steps (%lld tensors observed)\n",
-                static_cast<long long>(config.steps), static_cast<long long>(sink.observations()));
-    return;
-  }
-  if (producer) print_sighting("first non-finite value", *producer);
-  if (!producer || first->step != producer->step || first->op != producer->op) {
-    print_sighting(producer ? "first seen" : "first non-finite value seen", *first);
-  }
+  if (!options.out.empty()) std::printf("run directory: %s (report.json)\n", options.out.c_str());
+  const bool error = std::any_of(summary.findings.begin(), summary.findings.end(),
+                                 [](const Finding& f) { return f.severity == Severity::error; });
   std::fflush(stdout);
-  std::exit(1);  // everything attached is gone by now: `train` detached on return
+  if (error) std::exit(1);  // everything attached is gone by now: `train` detached on return
 }
 
 }  // namespace
@@ -99,10 +86,11 @@ void register_demo(CLI::App& app) {
   cmd->add_option("--fault", options->fault, "Injected fault: " + std::string(demo::kFaultNames))
       ->capture_default_str();
   cmd->add_option("--tier", options->tier, "What tfdebug observes: watch or diagnose")->capture_default_str();
+  cmd->add_option("--out", options->out, "Run directory for report.json and flight_recorder.json");
   cmd->add_option("--every", options->every, "Print the loss every N steps (0: never)")
       ->capture_default_str();
   cmd->footer(
-      "Exit 0 when no non-finite value was seen, 1 when one was (it is reported), 2 for bad options.");
+      "Exit 0 when no error-level finding was made, 1 when one was (it is reported), 2 for bad options.");
   cmd->callback([options] { run_demo(*options); });
 }
 

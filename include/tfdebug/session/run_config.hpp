@@ -76,9 +76,10 @@ struct UpdateRatioRule {
 
 struct WeightScaleRule {
   bool enabled = true;
-  // std * sqrt(fan_in) of a weight matrix when first seen outside [min_init, max_init]
+  // std * sqrt(fan_in) of a weight matrix when first seen outside [min_init, max_init];
+  // embedding tables (names with embed, wte, wpe, tok, pos) are not judged by fan-in
   double min_init = 0.05;
-  double max_init = 20.0;
+  double max_init = 8.0;
   double max_drift = 10.0;  // scale / first scale above this or below 1 / max_drift
 };
 

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Every `tfdebug demo --fault` is diagnosed by the Session's rules (report.json), end to end:
+# LibTorch training, the adapter, the hub. Built and run only with LibTorch.
+set -u
+tfdebug="$1"
+source "$(dirname "$0")/harness.sh"
+
+demo() {  # demo FAULT STEPS: runs it into $work/FAULT, echoing the exit code to $work/FAULT.rc
+  "$tfdebug" demo --fault "$1" --steps "$2" --every 0 --out "$work/$1" >"$work/$1.txt" 2>&1
+  echo $? >"$work/$1.rc"
+}
+for run in "none 100" "log 100" "sqrt 100" "div 20" "lr 30" "dead 130" "init 20"; do demo $run; done
+
+check "every fault's run directory holds report.json" bash -c "ls $work/{none,log,sqrt,div,lr,dead,init}/report.json >/dev/null"
+check "the diagnoses are right" $py - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+def report(fault):
+    return json.load(open(f"{work}/{fault}/report.json"))["findings"]
+def rc(fault):
+    return int(open(f"{work}/{fault}.rc").read())
+def first(findings, rule):
+    return next(f for f in findings if f["rule"] == rule)
+
+none = report("none")
+assert rc("none") == 0 and not [f for f in none if f["severity"] == "error"], none
+
+for fault, op, module in [("log", "aten::log", "blocks.1.mlp"), ("sqrt", "aten::sqrt", "blocks.0.mlp"),
+                          ("div", "aten::div", "blocks.1.mlp")]:
+    f = first(report(fault), "nonfinite")
+    assert rc(fault) == 1, fault
+    assert f["op"] == op and f["phase"] == "forward" and f["module"].startswith(module), (fault, f)
+    assert f["evidence"]["producer"] == 1, f
+log = first(report("log"), "nonfinite")
+assert log["step"] == 73, log  # tests/torch: the first step whose log argument goes negative
+assert first(report("div"), "nonfinite")["step"] == 0
+
+lr = report("lr")
+nonfinite = first(lr, "nonfinite")
+assert rc("lr") == 1 and first(lr, "update_ratio")["step"] == 0  # the step is far too large from the start
+assert first(lr, "exploding_gradients")["step"] < nonfinite["step"], lr
+
+dead = [f for f in report("dead") if f["rule"] == "dead_units"]
+assert rc("dead") == 0 and any(f["module"] == "blocks.0.mlp.fc1" for f in dead), dead
+assert not any(f["module"].startswith("blocks.1") for f in dead), dead
+
+init = [f for f in report("init") if f["rule"] == "init_scale"]
+assert len(init) >= 10 and all(f["op"].endswith(".weight") for f in init), init
+assert not any(f["module"] in ("tok", "pos") for f in init), init  # embeddings are not judged by fan-in
+PY
+check "the flight recorder kept the window around the first error" test -s "$work/log/flight_recorder.json"
+check "the console names the producing op" grep -q "error \[nonfinite\] aten::log in blocks.1.mlp" "$work/log.txt"
+finish demo
