@@ -13,5 +13,6 @@ void register_inspect(CLI::App& app);
 void register_stats(CLI::App& app);
 void register_doctor(CLI::App& app);
 void register_dtypes(CLI::App& app);
+void register_trace(CLI::App& app);
 
 }  // namespace tfdebug::cli

@@ -22,6 +22,7 @@ int run(int argc, char** argv) {
       "  tfdebug inspect model.safetensors --target-dtype f16 --fail-on error\n"
       "  tfdebug diff before.safetensors after.safetensors --rtol 1e-3\n"
       "  tfdebug stats weights.bin --dtype bf16 --shape 4096,4096 --target-dtype f8-e4m3\n"
+      "  tfdebug trace step.json -o step.speedscope.json\n"
       "  tfdebug doctor\n"
       "Exit codes: 0 success, 1 findings (--fail-on) or differences (diff), 2 bad input.");
   tfdebug::cli::register_inspect(app);
@@ -30,6 +31,7 @@ int run(int argc, char** argv) {
   tfdebug::cli::register_stats(app);
   tfdebug::cli::register_doctor(app);
   tfdebug::cli::register_dtypes(app);
+  tfdebug::cli::register_trace(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

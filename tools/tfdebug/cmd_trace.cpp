@@ -1,0 +1,138 @@
+// tfdebug trace IN [-o OUT]: converts a Chrome trace we wrote into the other formats, or prints
+// its summary (top self-time frames, per-thread totals) (docs/profiling.md).
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "commands.hpp"
+#include "tfdebug/core/error.hpp"
+#include "tfdebug/export/chrome_trace.hpp"
+#include "tfdebug/export/flame_graph.hpp"
+#include "tfdebug/profile/trace.hpp"
+
+namespace tfdebug::cli {
+namespace {
+
+struct TraceArgs {
+  std::string input;
+  std::string output;
+  bool json = false;
+  std::size_t top = 10;
+};
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+profile::Trace read_input(const std::string& path) {
+  if (ends_with(path, ".speedscope.json") || ends_with(path, ".folded") || ends_with(path, ".svg"))
+    throw Error(path + ": tfdebug trace reads Chrome trace JSON (.json); convert from that file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot open");
+  return read_chrome_trace(in, path);
+}
+
+void write_output(const profile::Trace& trace, const std::string& path) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw Error(path + ": cannot create");
+  if (ends_with(path, ".speedscope.json")) {
+    write_speedscope(trace, out);
+  } else if (ends_with(path, ".json")) {
+    write_chrome_trace(trace, out);
+  } else if (ends_with(path, ".folded")) {
+    write_folded_stacks(trace, out);
+  } else {
+    throw Error(path + ": unknown output type; use .json (Chrome trace), .speedscope.json or .folded");
+  }
+  out.flush();
+  if (!out) throw Error(path + ": write failed");
+}
+
+std::string duration(std::int64_t ns) {
+  char buf[32];
+  const double v = static_cast<double>(ns);
+  if (ns >= 1'000'000'000) {
+    std::snprintf(buf, sizeof buf, "%.3f s", v / 1e9);
+  } else if (ns >= 1'000'000) {
+    std::snprintf(buf, sizeof buf, "%.3f ms", v / 1e6);
+  } else if (ns >= 1'000) {
+    std::snprintf(buf, sizeof buf, "%.3f us", v / 1e3);
+  } else {
+    std::snprintf(buf, sizeof buf, "%lld ns", static_cast<long long>(ns));
+  }
+  return buf;
+}
+
+void print_summary(const profile::TraceSummary& summary, const std::string& input, std::size_t top) {
+  std::printf("%s: %s span, %zu threads\n\n", input.c_str(),
+              duration(summary.end_ns - summary.start_ns).c_str(), summary.threads.size());
+  std::printf("top self time\n  %-32s %12s %12s %10s\n", "frame", "self", "total", "calls");
+  const std::size_t n = std::min(top, summary.frames.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& f = summary.frames[i];
+    std::printf("  %-32s %12s %12s %10llu\n", f.name.c_str(), duration(f.self_ns).c_str(),
+                duration(f.total_ns).c_str(), static_cast<unsigned long long>(f.calls));
+  }
+  std::printf("\nthreads\n  %-20s %10s %12s %10s %10s %8s %8s\n", "thread", "tid", "busy", "zones",
+              "events", "dropped", "evicted");
+  for (const auto& t : summary.threads) {
+    std::printf("  %-20s %10u %12s %10llu %10llu %8llu %8llu\n", t.name.c_str(), t.tid,
+                duration(t.busy_ns).c_str(), static_cast<unsigned long long>(t.slices),
+                static_cast<unsigned long long>(t.events), static_cast<unsigned long long>(t.dropped),
+                static_cast<unsigned long long>(t.evicted));
+  }
+}
+
+nlohmann::json summary_json(const profile::TraceSummary& summary, const std::string& input, std::size_t top) {
+  nlohmann::json j;
+  j["file"] = input;
+  j["span_ns"] = summary.end_ns - summary.start_ns;
+  j["frames"] = nlohmann::json::array();
+  for (std::size_t i = 0; i < std::min(top, summary.frames.size()); ++i) {
+    const auto& f = summary.frames[i];
+    j["frames"].push_back({{"name", f.name}, {"self_ns", f.self_ns}, {"total_ns", f.total_ns}, {"calls", f.calls}});
+  }
+  j["threads"] = nlohmann::json::array();
+  for (const auto& t : summary.threads) {
+    j["threads"].push_back({{"tid", t.tid},
+                            {"name", t.name},
+                            {"busy_ns", t.busy_ns},
+                            {"zones", t.slices},
+                            {"events", t.events},
+                            {"dropped", t.dropped},
+                            {"evicted", t.evicted}});
+  }
+  return j;
+}
+
+void run_trace(const TraceArgs& args) {
+  const profile::Trace trace = read_input(args.input);
+  if (!args.output.empty()) {
+    write_output(trace, args.output);
+    return;
+  }
+  const profile::TraceSummary summary = profile::summarize(trace);
+  if (args.json) {
+    std::cout << summary_json(summary, args.input, args.top).dump(2) << '\n';
+  } else {
+    print_summary(summary, args.input, args.top);
+  }
+}
+
+}  // namespace
+
+void register_trace(CLI::App& app) {
+  auto args = std::make_shared<TraceArgs>();
+  CLI::App* cmd = app.add_subcommand("trace", "Convert a Chrome trace (.json) or summarise it");
+  cmd->add_option("input", args->input, "A Chrome trace JSON file (as tfdebug writes it)")->required();
+  cmd->add_option("-o,--output", args->output,
+                  "Write OUT instead of a summary: .json (Chrome), .speedscope.json or .folded");
+  cmd->add_flag("--json", args->json, "Print the summary as JSON");
+  cmd->add_option("--top", args->top, "How many frames the summary lists")->capture_default_str();
+  cmd->callback([args] { run_trace(*args); });
+}
+
+}  // namespace tfdebug::cli
