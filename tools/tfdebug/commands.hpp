@@ -14,5 +14,6 @@ void register_stats(CLI::App& app);
 void register_doctor(CLI::App& app);
 void register_dtypes(CLI::App& app);
 void register_trace(CLI::App& app);
+void register_regress(CLI::App& app);
 
 }  // namespace tfdebug::cli
