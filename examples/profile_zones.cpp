@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
   const tfdebug::profile::RecordingStats stats = tfdebug::profile::stats();
   std::printf("wrote %s: %llu events from %llu threads, %llu dropped (checksum %g)\n", path,
               static_cast<unsigned long long>(stats.collected),
-              static_cast<unsigned long long>(stats.threads),
-              static_cast<unsigned long long>(stats.dropped), static_cast<double>(checksum));
+              static_cast<unsigned long long>(stats.threads), static_cast<unsigned long long>(stats.dropped),
+              static_cast<double>(checksum));
   return 0;
 }

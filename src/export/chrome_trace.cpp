@@ -52,7 +52,8 @@ struct PendingThread {
 std::int64_t micros_to_ns(const nlohmann::json& value, const std::string& source, const char* field) {
   if (!value.is_number()) fail(source, std::string("'") + field + "' is not a number");
   const double us = value.get<double>();
-  if (!std::isfinite(us) || std::fabs(us) > 9.0e12) fail(source, std::string("'") + field + "' is out of range");
+  if (!std::isfinite(us) || std::fabs(us) > 9.0e12)
+    fail(source, std::string("'") + field + "' is out of range");
   return std::llround(us * 1000.0);
 }
 
@@ -209,7 +210,8 @@ profile::Trace read_chrome_trace(std::istream& in, const std::string& source) {
       for (auto it = args.begin(); it != args.end(); ++it) {
         if (!it.value().is_number()) fail(source, "counter \"" + name + "\" has a non-numeric value");
         const std::string series = args.size() == 1 && it.key() == "value" ? name : name + " " + it.key();
-        thread.points.push_back(TraceEvent{ts, trace.intern(series), EventKind::kCounter, it.value().get<double>()});
+        thread.points.push_back(
+            TraceEvent{ts, trace.intern(series), EventKind::kCounter, it.value().get<double>()});
       }
     }
   }

@@ -32,8 +32,7 @@ void write_folded_stacks(const profile::Trace& trace, std::ostream& out) {
     for (std::size_t i = 0; i < all.size(); ++i) {
       const profile::Slice& slice = all[i];
       // Parents come before children, so the parent's stack is already built.
-      const std::string& parent =
-          slice.parent < 0 ? root : stacks[static_cast<std::size_t>(slice.parent)];
+      const std::string& parent = slice.parent < 0 ? root : stacks[static_cast<std::size_t>(slice.parent)];
       stacks[i] = parent + ";" + folded_frame(trace.names[slice.name]);
       self_by_stack[stacks[i]] += slice.self_ns;
     }
@@ -73,8 +72,7 @@ void write_speedscope(const profile::Trace& trace, std::ostream& out) {
     const std::int64_t end = thread.events.empty() ? 0 : thread.events.back().ts_ns;
     out << (t == 0 ? "\n" : ",\n") << "{\"type\":\"evented\",\"name\":";
     detail::write_json_string(out, thread.name);
-    out << ",\"unit\":\"nanoseconds\",\"startValue\":" << start << ",\"endValue\":" << end
-        << ",\"events\":[";
+    out << ",\"unit\":\"nanoseconds\",\"startValue\":" << start << ",\"endValue\":" << end << ",\"events\":[";
     bool first = true;
     auto emit = [&](char type, const profile::Slice& slice, std::int64_t at) {
       out << (first ? "" : ",") << "{\"type\":\"" << type << "\",\"frame\":" << frame_of[slice.name]

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
-#include <condition_variable>
 #include <cmath>
+#include <condition_variable>
 #include <fstream>
 #include <memory>
 #include <mutex>
@@ -71,8 +71,8 @@ struct Registry {
 };
 
 Registry& registry() {
-  static Registry* const instance = new Registry;  // Note [Leaked registry]
-  return *instance;
+  static Registry* const kInstance = new Registry;  // Note [Leaked registry]
+  return *kInstance;
 }
 
 thread_local ThreadEntry* t_entry = nullptr;
@@ -146,10 +146,9 @@ std::string process_name() {
 }
 
 Trace build_trace(Registry& reg, std::uint64_t tick1, std::int64_t steady1) {
-  const long double ns_per_tick =
-      tick1 > reg.tick0 ? static_cast<long double>(steady1 - reg.steady0) /
-                              static_cast<long double>(tick1 - reg.tick0)
-                        : 1.0L;
+  const long double ns_per_tick = tick1 > reg.tick0 ? static_cast<long double>(steady1 - reg.steady0) /
+                                                          static_cast<long double>(tick1 - reg.tick0)
+                                                    : 1.0L;
   Trace trace;
   trace.pid = static_cast<std::uint32_t>(::getpid());
   trace.process_name = process_name();
@@ -163,8 +162,7 @@ Trace build_trace(Registry& reg, std::uint64_t tick1, std::int64_t steady1) {
     thread.name = entry->name;
     thread.dropped = dropped;
     thread.evicted = entry->evicted;
-    std::rotate(entry->kept.begin(),
-                entry->kept.begin() + static_cast<std::ptrdiff_t>(entry->kept_next),
+    std::rotate(entry->kept.begin(), entry->kept.begin() + static_cast<std::ptrdiff_t>(entry->kept_next),
                 entry->kept.end());
     thread.events.reserve(entry->kept.size());
     for (const Record& record : entry->kept) {
@@ -229,8 +227,7 @@ void start(const RecordingOptions& options) {
   reg.options = options;
   reg.buffer_records = std::bit_ceil(options.buffer_records);
   for (const auto& entry : reg.entries) {
-    entry->buffer.tail.store(entry->buffer.head.load(std::memory_order_acquire),
-                             std::memory_order_release);
+    entry->buffer.tail.store(entry->buffer.head.load(std::memory_order_acquire), std::memory_order_release);
     entry->dropped_at_start = entry->buffer.dropped.load(std::memory_order_relaxed);
     entry->kept.clear();
     entry->kept_next = 0;

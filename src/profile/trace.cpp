@@ -55,8 +55,8 @@ TraceSummary summarize(const Trace& trace) {
     total.dropped = thread.dropped;
     total.evicted = thread.evicted;
     if (!thread.events.empty()) {
-      summary.start_ns = any ? std::min(summary.start_ns, thread.events.front().ts_ns)
-                             : thread.events.front().ts_ns;
+      summary.start_ns =
+          any ? std::min(summary.start_ns, thread.events.front().ts_ns) : thread.events.front().ts_ns;
       summary.end_ns =
           any ? std::max(summary.end_ns, thread.events.back().ts_ns) : thread.events.back().ts_ns;
       any = true;
@@ -70,8 +70,7 @@ TraceSummary summarize(const Trace& trace) {
       frame.self_ns += slice.self_ns;
       ++frame.calls;
       bool recursive = false;
-      for (std::int32_t p = slice.parent; p >= 0 && !recursive;
-           p = all[static_cast<std::size_t>(p)].parent)
+      for (std::int32_t p = slice.parent; p >= 0 && !recursive; p = all[static_cast<std::size_t>(p)].parent)
         recursive = all[static_cast<std::size_t>(p)].name == slice.name;
       if (!recursive) frame.total_ns += slice.end_ns - slice.start_ns;
     }

@@ -97,6 +97,7 @@ echo '{"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 1}]}' >"$work/ba
 check "an event without tid exits 2 and says so" bash -c "test $? -eq 2 && grep -q 'tid' '$work/err.txt'"
 "$tfdebug" trace "$work/step.json" -o "$work/out.txt" 2>/dev/null
 check "an unknown output type exits 2" test $? -eq 2
+check "and leaves no file behind" test ! -e "$work/out.txt"
 "$tfdebug" trace "$work/step.folded" 2>/dev/null
 check "a non-Chrome input exits 2" test $? -eq 2
 

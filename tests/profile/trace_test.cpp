@@ -43,8 +43,11 @@ TEST(Trace, EndClosesTheInnermostSliceAndOpenSlicesCloseAtTheEnd) {
   Trace trace;
   ThreadTrace t;
   const auto a = trace.intern("a");
-  t.events = {{0, a, EventKind::kEnd, 0}, {1, a, EventKind::kBegin, 0}, {2, a, EventKind::kBegin, 0},
-              {4, a, EventKind::kEnd, 0}, {9, a, EventKind::kInstant, 0}};
+  t.events = {{0, a, EventKind::kEnd, 0},
+              {1, a, EventKind::kBegin, 0},
+              {2, a, EventKind::kBegin, 0},
+              {4, a, EventKind::kEnd, 0},
+              {9, a, EventKind::kInstant, 0}};
   const auto all = slices(t);
   ASSERT_EQ(all.size(), 2u);
   EXPECT_EQ(all[0].start_ns, 1);
@@ -82,8 +85,10 @@ TEST(Trace, RecursionCountsTotalOnce) {
   Trace trace;
   ThreadTrace t;
   const auto f = trace.intern("f");
-  t.events = {{0, f, EventKind::kBegin, 0}, {10, f, EventKind::kBegin, 0},
-              {20, f, EventKind::kEnd, 0}, {30, f, EventKind::kEnd, 0}};
+  t.events = {{0, f, EventKind::kBegin, 0},
+              {10, f, EventKind::kBegin, 0},
+              {20, f, EventKind::kEnd, 0},
+              {30, f, EventKind::kEnd, 0}};
   trace.threads.push_back(t);
   const TraceSummary s = summarize(trace);
   ASSERT_EQ(s.frames.size(), 1u);

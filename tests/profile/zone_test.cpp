@@ -22,7 +22,9 @@ const ThreadTrace* find_thread(const Trace& trace, std::uint32_t tid) {
   return nullptr;
 }
 
-std::uint32_t this_tid() { return static_cast<std::uint32_t>(::gettid()); }
+std::uint32_t this_tid() {
+  return static_cast<std::uint32_t>(::gettid());
+}
 
 TEST(Zone, NestingAndOrderOnOneThread) {
   start();
@@ -42,10 +44,10 @@ TEST(Zone, NestingAndOrderOnOneThread) {
   ASSERT_NE(thread, nullptr);
   EXPECT_EQ(thread->name, "main");
   ASSERT_EQ(thread->events.size(), 8u);
-  const EventKind kinds[] = {EventKind::kBegin, EventKind::kBegin,   EventKind::kCounter,
-                             EventKind::kEnd,   EventKind::kInstant, EventKind::kBegin,
-                             EventKind::kEnd,   EventKind::kEnd};
-  const char* names[] = {"step", "forward", "tokens", "forward", "checkpoint", "backward", "backward", "step"};
+  const EventKind kinds[] = {EventKind::kBegin,   EventKind::kBegin, EventKind::kCounter, EventKind::kEnd,
+                             EventKind::kInstant, EventKind::kBegin, EventKind::kEnd,     EventKind::kEnd};
+  const char* names[] = {"step",       "forward",  "tokens",   "forward",
+                         "checkpoint", "backward", "backward", "step"};
   for (std::size_t i = 0; i < 8; ++i) {
     EXPECT_EQ(thread->events[i].kind, kinds[i]) << i;
     EXPECT_EQ(trace.names[thread->events[i].name], names[i]) << i;

@@ -52,15 +52,18 @@ std::map<std::string, Samples> read_benchmarks(const std::string& path, std::vec
     throw Error(path + ": not JSON (" + e.what() + ")");
   }
   if (!doc.is_object() || !doc.contains("benchmarks") || !doc["benchmarks"].is_array())
-    throw Error(path + ": not Google Benchmark JSON (no \"benchmarks\" array; run with --benchmark_format=json)");
+    throw Error(path +
+                ": not Google Benchmark JSON (no \"benchmarks\" array; run with --benchmark_format=json)");
   std::map<std::string, Samples> out;
   for (const auto& b : doc["benchmarks"]) {
     if (!b.is_object() || !b.contains("name") || !b["name"].is_string())
       throw Error(path + ": a benchmark entry without a name");
     if (b.value("run_type", "iteration") != "iteration") continue;
-    if (b.contains("error_occurred") && b["error_occurred"].is_boolean() && b["error_occurred"].get<bool>()) continue;
-    const std::string name = b.contains("run_name") && b["run_name"].is_string() ? b["run_name"].get<std::string>()
-                                                                                  : b["name"].get<std::string>();
+    if (b.contains("error_occurred") && b["error_occurred"].is_boolean() && b["error_occurred"].get<bool>())
+      continue;
+    const std::string name = b.contains("run_name") && b["run_name"].is_string()
+                                 ? b["run_name"].get<std::string>()
+                                 : b["name"].get<std::string>();
     if (!b.contains("real_time") || !b["real_time"].is_number() || !b.contains("cpu_time") ||
         !b["cpu_time"].is_number())
       throw Error(path + ": benchmark '" + name + "' has no numeric real_time/cpu_time");

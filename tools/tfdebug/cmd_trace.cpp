@@ -35,17 +35,30 @@ profile::Trace read_input(const std::string& path) {
   return read_chrome_trace(in, path);
 }
 
+enum class OutputType { kChrome, kSpeedscope, kFolded };
+
+// Decided before anything is created, so a wrong extension leaves no empty file behind.
+OutputType output_type(const std::string& path) {
+  if (ends_with(path, ".speedscope.json")) return OutputType::kSpeedscope;
+  if (ends_with(path, ".json")) return OutputType::kChrome;
+  if (ends_with(path, ".folded")) return OutputType::kFolded;
+  throw Error(path + ": unknown output type; use .json (Chrome trace), .speedscope.json or .folded");
+}
+
 void write_output(const profile::Trace& trace, const std::string& path) {
+  const OutputType type = output_type(path);
   std::ofstream out(path, std::ios::binary);
   if (!out) throw Error(path + ": cannot create");
-  if (ends_with(path, ".speedscope.json")) {
-    write_speedscope(trace, out);
-  } else if (ends_with(path, ".json")) {
-    write_chrome_trace(trace, out);
-  } else if (ends_with(path, ".folded")) {
-    write_folded_stacks(trace, out);
-  } else {
-    throw Error(path + ": unknown output type; use .json (Chrome trace), .speedscope.json or .folded");
+  switch (type) {
+    case OutputType::kSpeedscope:
+      write_speedscope(trace, out);
+      break;
+    case OutputType::kChrome:
+      write_chrome_trace(trace, out);
+      break;
+    case OutputType::kFolded:
+      write_folded_stacks(trace, out);
+      break;
   }
   out.flush();
   if (!out) throw Error(path + ": write failed");
@@ -76,8 +89,8 @@ void print_summary(const profile::TraceSummary& summary, const std::string& inpu
     std::printf("  %-32s %12s %12s %10llu\n", f.name.c_str(), duration(f.self_ns).c_str(),
                 duration(f.total_ns).c_str(), static_cast<unsigned long long>(f.calls));
   }
-  std::printf("\nthreads\n  %-20s %10s %12s %10s %10s %8s %8s\n", "thread", "tid", "busy", "zones",
-              "events", "dropped", "evicted");
+  std::printf("\nthreads\n  %-20s %10s %12s %10s %10s %8s %8s\n", "thread", "tid", "busy", "zones", "events",
+              "dropped", "evicted");
   for (const auto& t : summary.threads) {
     std::printf("  %-20s %10u %12s %10llu %10llu %8llu %8llu\n", t.name.c_str(), t.tid,
                 duration(t.busy_ns).c_str(), static_cast<unsigned long long>(t.slices),
@@ -93,7 +106,8 @@ nlohmann::json summary_json(const profile::TraceSummary& summary, const std::str
   j["frames"] = nlohmann::json::array();
   for (std::size_t i = 0; i < std::min(top, summary.frames.size()); ++i) {
     const auto& f = summary.frames[i];
-    j["frames"].push_back({{"name", f.name}, {"self_ns", f.self_ns}, {"total_ns", f.total_ns}, {"calls", f.calls}});
+    j["frames"].push_back(
+        {{"name", f.name}, {"self_ns", f.self_ns}, {"total_ns", f.total_ns}, {"calls", f.calls}});
   }
   j["threads"] = nlohmann::json::array();
   for (const auto& t : summary.threads) {
@@ -109,6 +123,7 @@ nlohmann::json summary_json(const profile::TraceSummary& summary, const std::str
 }
 
 void run_trace(const TraceArgs& args) {
+  if (!args.output.empty()) output_type(args.output);  // fail before reading a large input
   const profile::Trace trace = read_input(args.input);
   if (!args.output.empty()) {
     write_output(trace, args.output);

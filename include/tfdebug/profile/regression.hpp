@@ -37,9 +37,9 @@ struct SampleComparison {
   std::size_t n_current = 0;
   double baseline_median = 0;
   double current_median = 0;
-  double change = 0;           // current_median / baseline_median - 1
-  double shift = 0;            // Hodges-Lehmann estimate of current - baseline
-  double change_low = 0;       // confidence interval of shift / baseline_median
+  double change = 0;      // current_median / baseline_median - 1
+  double shift = 0;       // Hodges-Lehmann estimate of current - baseline
+  double change_low = 0;  // confidence interval of shift / baseline_median
   double change_high = 0;
   double confidence = 0.95;
   double effect = 0;  // Cliff's delta in [-1, 1]: P(current > baseline) - P(current < baseline)

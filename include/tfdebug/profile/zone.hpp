@@ -87,8 +87,7 @@ inline void record(RecordKind kind, const char* name, double value) noexcept {
     buffer->cached_tail = buffer->tail.load(std::memory_order_acquire);
     if (head - buffer->cached_tail > buffer->mask) {
       // Only this thread writes dropped, so a load and a store suffice (no locked RMW).
-      buffer->dropped.store(buffer->dropped.load(std::memory_order_relaxed) + 1,
-                            std::memory_order_relaxed);
+      buffer->dropped.store(buffer->dropped.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
       return;
     }
   }
@@ -99,20 +98,26 @@ inline void record(RecordKind kind, const char* name, double value) noexcept {
 }  // namespace detail
 
 // True while a recording runs (collector.hpp: start() .. stop()).
-inline bool recording() noexcept { return detail::g_recording.load(std::memory_order_relaxed); }
+inline bool recording() noexcept {
+  return detail::g_recording.load(std::memory_order_relaxed);
+}
 
 // Manual zones: every begin needs an end on the same thread, properly nested.
 inline void begin(const char* name) noexcept {
-  if (recording()) [[unlikely]] detail::record(RecordKind::kBegin, name, 0.0);
+  if (recording()) [[unlikely]]
+    detail::record(RecordKind::kBegin, name, 0.0);
 }
 inline void end(const char* name) noexcept {
-  if (recording()) [[unlikely]] detail::record(RecordKind::kEnd, name, 0.0);
+  if (recording()) [[unlikely]]
+    detail::record(RecordKind::kEnd, name, 0.0);
 }
 inline void instant(const char* name) noexcept {
-  if (recording()) [[unlikely]] detail::record(RecordKind::kInstant, name, 0.0);
+  if (recording()) [[unlikely]]
+    detail::record(RecordKind::kInstant, name, 0.0);
 }
 inline void counter(const char* name, double value) noexcept {
-  if (recording()) [[unlikely]] detail::record(RecordKind::kCounter, name, value);
+  if (recording()) [[unlikely]]
+    detail::record(RecordKind::kCounter, name, value);
 }
 
 // The RAII scope behind TFDEBUG_ZONE. If the recording starts inside the scope, neither begin
@@ -120,10 +125,12 @@ inline void counter(const char* name, double value) noexcept {
 class Zone {
  public:
   explicit Zone(const char* name) noexcept : name_(recording() ? name : nullptr) {
-    if (name_ != nullptr) [[unlikely]] detail::record(RecordKind::kBegin, name_, 0.0);
+    if (name_ != nullptr) [[unlikely]]
+      detail::record(RecordKind::kBegin, name_, 0.0);
   }
   ~Zone() {
-    if (name_ != nullptr) [[unlikely]] detail::record(RecordKind::kEnd, name_, 0.0);
+    if (name_ != nullptr) [[unlikely]]
+      detail::record(RecordKind::kEnd, name_, 0.0);
   }
   Zone(const Zone&) = delete;
   Zone& operator=(const Zone&) = delete;
@@ -138,17 +145,19 @@ class Zone {
 #define TFDEBUG_PROFILE_CONCAT(a, b) TFDEBUG_PROFILE_CONCAT_INNER(a, b)
 
 #if TFDEBUG_ENABLE
-#define TFDEBUG_ZONE(name) \
-  const ::tfdebug::profile::Zone TFDEBUG_PROFILE_CONCAT(tfdebug_zone_, __LINE__) { name }
+#define TFDEBUG_ZONE(name)                                                         \
+  const ::tfdebug::profile::Zone TFDEBUG_PROFILE_CONCAT(tfdebug_zone_, __LINE__) { \
+    name                                                                           \
+  }
 #define TFDEBUG_ZONE_BEGIN(name) ::tfdebug::profile::begin(name)
 #define TFDEBUG_ZONE_END(name) ::tfdebug::profile::end(name)
 #define TFDEBUG_INSTANT(name) ::tfdebug::profile::instant(name)
 // The value expression is evaluated only while recording.
-#define TFDEBUG_COUNTER(name, value)                                                          \
-  do {                                                                                        \
-    if (::tfdebug::profile::recording()) [[unlikely]]                                         \
-      ::tfdebug::profile::detail::record(::tfdebug::profile::RecordKind::kCounter, name,      \
-                                         static_cast<double>(value));                         \
+#define TFDEBUG_COUNTER(name, value)                                                     \
+  do {                                                                                   \
+    if (::tfdebug::profile::recording()) [[unlikely]]                                    \
+      ::tfdebug::profile::detail::record(::tfdebug::profile::RecordKind::kCounter, name, \
+                                         static_cast<double>(value));                    \
   } while (false)
 #else
 #define TFDEBUG_ZONE(name) static_cast<void>(0)
