@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "terminal.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/profile/regression.hpp"
 
@@ -86,20 +87,6 @@ std::string percent(double fraction) {
   return buf;
 }
 
-std::string time_text(double ns) {
-  char buf[32];
-  if (ns >= 1e9) {
-    std::snprintf(buf, sizeof buf, "%.3f s", ns / 1e9);
-  } else if (ns >= 1e6) {
-    std::snprintf(buf, sizeof buf, "%.3f ms", ns / 1e6);
-  } else if (ns >= 1e3) {
-    std::snprintf(buf, sizeof buf, "%.3f us", ns / 1e3);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.2f ns", ns);
-  }
-  return buf;
-}
-
 nlohmann::json comparison_json(const profile::SampleComparison& c) {
   return {{"baseline_median_ns", c.baseline_median},
           {"current_median_ns", c.current_median},
@@ -161,9 +148,10 @@ void run_regress(const RegressArgs& args) {
       const std::string ci = "[" + percent(gated.change_low) + ", " + percent(gated.change_high) + "]";
       const std::string n = std::to_string(gated.n_current);
       std::printf("%-36s %4s %12s %12s %9s %21s %9.3g %+6.2f  %s%s\n", name.c_str(), n.c_str(),
-                  time_text(gated.baseline_median).c_str(), time_text(gated.current_median).c_str(),
-                  percent(gated.change).c_str(), ci.c_str(), gated.test.p_value, gated.effect,
-                  profile::severity_name(severity), fails ? "  <- slower" : "");
+                  format_duration(gated.baseline_median).c_str(),
+                  format_duration(gated.current_median).c_str(), percent(gated.change).c_str(), ci.c_str(),
+                  gated.test.p_value, gated.effect, profile::severity_name(severity),
+                  fails ? "  <- slower" : "");
     }
   }
   for (const auto& [name, samples] : baseline)

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "terminal.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/export/chrome_trace.hpp"
 #include "tfdebug/export/flame_graph.hpp"
@@ -64,38 +65,25 @@ void write_output(const profile::Trace& trace, const std::string& path) {
   if (!out) throw Error(path + ": write failed");
 }
 
-std::string duration(std::int64_t ns) {
-  char buf[32];
-  const double v = static_cast<double>(ns);
-  if (ns >= 1'000'000'000) {
-    std::snprintf(buf, sizeof buf, "%.3f s", v / 1e9);
-  } else if (ns >= 1'000'000) {
-    std::snprintf(buf, sizeof buf, "%.3f ms", v / 1e6);
-  } else if (ns >= 1'000) {
-    std::snprintf(buf, sizeof buf, "%.3f us", v / 1e3);
-  } else {
-    std::snprintf(buf, sizeof buf, "%lld ns", static_cast<long long>(ns));
-  }
-  return buf;
-}
-
 void print_summary(const profile::TraceSummary& summary, const std::string& input, std::size_t top) {
   std::printf("%s: %s span, %zu threads\n\n", input.c_str(),
-              duration(summary.end_ns - summary.start_ns).c_str(), summary.threads.size());
+              format_duration(static_cast<double>(summary.end_ns - summary.start_ns)).c_str(),
+              summary.threads.size());
   std::printf("top self time\n  %-32s %12s %12s %10s\n", "frame", "self", "total", "calls");
   const std::size_t n = std::min(top, summary.frames.size());
   for (std::size_t i = 0; i < n; ++i) {
     const auto& f = summary.frames[i];
-    std::printf("  %-32s %12s %12s %10llu\n", f.name.c_str(), duration(f.self_ns).c_str(),
-                duration(f.total_ns).c_str(), static_cast<unsigned long long>(f.calls));
+    std::printf(
+        "  %-32s %12s %12s %10llu\n", f.name.c_str(), format_duration(static_cast<double>(f.self_ns)).c_str(),
+        format_duration(static_cast<double>(f.total_ns)).c_str(), static_cast<unsigned long long>(f.calls));
   }
   std::printf("\nthreads\n  %-20s %10s %12s %10s %10s %8s %8s\n", "thread", "tid", "busy", "zones", "events",
               "dropped", "evicted");
   for (const auto& t : summary.threads) {
     std::printf("  %-20s %10u %12s %10llu %10llu %8llu %8llu\n", t.name.c_str(), t.tid,
-                duration(t.busy_ns).c_str(), static_cast<unsigned long long>(t.slices),
-                static_cast<unsigned long long>(t.events), static_cast<unsigned long long>(t.dropped),
-                static_cast<unsigned long long>(t.evicted));
+                format_duration(static_cast<double>(t.busy_ns)).c_str(),
+                static_cast<unsigned long long>(t.slices), static_cast<unsigned long long>(t.events),
+                static_cast<unsigned long long>(t.dropped), static_cast<unsigned long long>(t.evicted));
   }
 }
 
