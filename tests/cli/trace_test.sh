@@ -90,6 +90,38 @@ for p in d["profiles"]:
     assert not stack
 PY
 
+"$tfdebug" trace "$work/step.json" -o "$work/step.svg"
+check "flame-graph SVG: well-formed, widths from inclusive times, titles, offline" $py - "$work/step.svg" "$work/summary.json" <<'PY'
+import json, re, sys
+import xml.etree.ElementTree as ET
+ns = {"s": "http://www.w3.org/2000/svg"}
+svg_text = open(sys.argv[1]).read()
+root = ET.fromstring(svg_text)
+s = json.load(open(sys.argv[2]))
+# No network: the only URL is the SVG namespace; no external hrefs.
+assert re.findall(r"https?://[^\"' ]+", svg_text) == ["http://www.w3.org/2000/svg"], re.findall(r"https?://\S+", svg_text)
+assert "href" not in svg_text
+frames = root.findall("s:g", ns)
+ns_of = {}
+for g in frames:
+    title = g.find("s:title", ns).text
+    name = re.sub(r" \([^()]*\)$", "", title)
+    ns_of.setdefault(name, 0)
+    ns_of[name] += int(g.get("data-ns"))
+    w = float(g.find("s:rect", ns).get("width"))
+    assert abs(w - 1180 * int(g.get("data-ns")) / int(frames[0].get("data-ns"))) < 0.01, (title, w)
+assert frames[0].find("s:title", ns).text.startswith("all (")
+busy = {t["name"]: t["busy_ns"] for t in s["threads"]}
+assert int(frames[0].get("data-ns")) == sum(busy.values())
+for name, b in busy.items():
+    assert ns_of[name] == b, (name, ns_of[name], b)
+frames_by_name = {f["name"]: f for f in s["frames"]}
+assert ns_of["matmul"] == frames_by_name["matmul"]["total_ns"], (ns_of["matmul"], frames_by_name["matmul"])
+assert root.find("s:script", ns) is not None
+open(sys.argv[1] + ".js", "w").write(root.find("s:script", ns).text)
+PY
+check "its inline JavaScript parses (node --check)" node --check "$work/step.svg.js"
+
 "$tfdebug" trace "$work/missing.json" 2>/dev/null
 check "a missing file exits 2" test $? -eq 2
 echo '{"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 1}]}' >"$work/bad.json"

@@ -36,14 +36,15 @@ profile::Trace read_input(const std::string& path) {
   return read_chrome_trace(in, path);
 }
 
-enum class OutputType { kChrome, kSpeedscope, kFolded };
+enum class OutputType { kChrome, kSpeedscope, kFolded, kSvg };
 
 // Decided before anything is created, so a wrong extension leaves no empty file behind.
 OutputType output_type(const std::string& path) {
   if (ends_with(path, ".speedscope.json")) return OutputType::kSpeedscope;
   if (ends_with(path, ".json")) return OutputType::kChrome;
   if (ends_with(path, ".folded")) return OutputType::kFolded;
-  throw Error(path + ": unknown output type; use .json (Chrome trace), .speedscope.json or .folded");
+  if (ends_with(path, ".svg")) return OutputType::kSvg;
+  throw Error(path + ": unknown output type; use .json (Chrome trace), .speedscope.json, .folded or .svg");
 }
 
 void write_output(const profile::Trace& trace, const std::string& path) {
@@ -59,6 +60,9 @@ void write_output(const profile::Trace& trace, const std::string& path) {
       break;
     case OutputType::kFolded:
       write_folded_stacks(trace, out);
+      break;
+    case OutputType::kSvg:
+      write_flame_graph_svg(trace, out);
       break;
   }
   out.flush();
@@ -132,7 +136,7 @@ void register_trace(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("trace", "Convert a Chrome trace (.json) or summarise it");
   cmd->add_option("input", args->input, "A Chrome trace JSON file (as tfdebug writes it)")->required();
   cmd->add_option("-o,--output", args->output,
-                  "Write OUT instead of a summary: .json (Chrome), .speedscope.json or .folded");
+                  "Write OUT instead of a summary: .json (Chrome), .speedscope.json, .folded or .svg");
   cmd->add_flag("--json", args->json, "Print the summary as JSON");
   cmd->add_option("--top", args->top, "How many frames the summary lists")->capture_default_str();
   cmd->callback([args] { run_trace(*args); });
