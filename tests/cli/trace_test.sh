@@ -122,6 +122,89 @@ open(sys.argv[1] + ".js", "w").write(root.find("s:script", ns).text)
 PY
 check "its inline JavaScript parses (node --check)" node --check "$work/step.svg.js"
 
+"$tfdebug" trace "$work/step.json" -o "$work/step.pftrace"
+check "Perfetto protobuf: protoc --decode_raw reads it" bash -c "protoc --decode_raw <'$work/step.pftrace' >'$work/pftrace.txt'"
+check "Perfetto protobuf: tracks, interned names, nested slices and counters (a wire-format reader)" $py - "$work/step.pftrace" "$work/step.json" <<'PY'
+import json, struct, sys
+
+def varint(b, i):
+    v = s = 0
+    while True:
+        c = b[i]; i += 1
+        v |= (c & 0x7F) << s; s += 7
+        if c < 0x80:
+            return v, i
+
+def fields(b):
+    out, i = [], 0
+    while i < len(b):
+        k, i = varint(b, i)
+        f, t = k >> 3, k & 7
+        if t == 0:
+            v, i = varint(b, i)
+        elif t == 1:
+            v = b[i:i + 8]; i += 8
+        elif t == 2:
+            n, i = varint(b, i); v = b[i:i + n]; i += n
+        elif t == 5:
+            v = b[i:i + 4]; i += 4
+        else:
+            raise ValueError(t)
+        out.append((f, v))
+    return out
+
+def get(fs, f):
+    return [v for k, v in fs if k == f]
+
+data = open(sys.argv[1], "rb").read()
+assert data[0] == 0x0A
+packets = [fields(p) for p in get(fields(data), 1)]
+assert all(get(p, 10) == [1] for p in packets), "one trusted_packet_sequence_id"
+first = packets[0]
+assert get(first, 13) == [3]
+names = {}
+for e in get(fields(get(first, 12)[0]), 2):
+    ef = fields(e)
+    names[get(ef, 1)[0]] = get(ef, 2)[0].decode()
+tracks = {}
+for p in packets:
+    for td in get(p, 60):
+        tf = fields(td)
+        tracks[get(tf, 1)[0]] = tf
+procs = [t for t in tracks.values() if get(t, 3)]
+threads = {u: t for u, t in tracks.items() if get(t, 4)}
+counters = {u: get(t, 2)[0].decode() for u, t in tracks.items() if get(t, 8)}
+assert len(procs) == 1
+thread_names = {u: get(fields(get(t, 4)[0]), 5)[0].decode() for u, t in threads.items()}
+assert sorted(thread_names.values()) == ["data loader", "train"], thread_names
+assert all(get(t, 5) == [get(procs[0], 1)[0]] for t in threads.values()), "thread tracks parented to the process"
+chrome = json.load(open(sys.argv[2]))["traceEvents"]
+x_by_thread = {}
+tid_name = {e["tid"]: e["args"]["name"] for e in chrome if e["ph"] == "M" and e["name"] == "thread_name"}
+for e in chrome:
+    if e["ph"] == "X":
+        x_by_thread.setdefault(tid_name[e["tid"]], []).append((round(e["ts"] * 1000), e["name"]))
+stacks = {u: [] for u in threads}
+begins = {u: [] for u in threads}
+values, last = [], {}
+for p in packets[1:]:
+    for te in get(p, 11):
+        ef = fields(te)
+        track, kind, ts = get(ef, 11)[0], get(ef, 9)[0], get(p, 8)[0]
+        assert ts >= last.get(track, 0); last[track] = ts
+        if kind == 1:
+            stacks[track].append(ts); begins[track].append((ts, names[get(ef, 10)[0]]))
+        elif kind == 2:
+            assert stacks[track].pop() <= ts
+        elif kind == 4:
+            assert counters[track] == "loss"
+            values.append(struct.unpack("<d", get(ef, 44)[0])[0])
+assert all(not s for s in stacks.values())
+for u, n in thread_names.items():
+    assert sorted(begins[u]) == sorted(x_by_thread[n]), n
+assert values == [1.0, 0.5, 1 / 3, 0.25, 0.2], values
+PY
+
 "$tfdebug" trace "$work/missing.json" 2>/dev/null
 check "a missing file exits 2" test $? -eq 2
 echo '{"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 1}]}' >"$work/bad.json"

@@ -12,6 +12,7 @@
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/export/chrome_trace.hpp"
 #include "tfdebug/export/flame_graph.hpp"
+#include "tfdebug/export/perfetto_trace.hpp"
 #include "tfdebug/profile/trace.hpp"
 
 namespace tfdebug::cli {
@@ -29,14 +30,15 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }
 
 profile::Trace read_input(const std::string& path) {
-  if (ends_with(path, ".speedscope.json") || ends_with(path, ".folded") || ends_with(path, ".svg"))
+  if (ends_with(path, ".speedscope.json") || ends_with(path, ".folded") || ends_with(path, ".svg") ||
+      ends_with(path, ".pftrace") || ends_with(path, ".perfetto-trace"))
     throw Error(path + ": tfdebug trace reads Chrome trace JSON (.json); convert from that file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path + ": cannot open");
   return read_chrome_trace(in, path);
 }
 
-enum class OutputType { kChrome, kSpeedscope, kFolded, kSvg };
+enum class OutputType { kChrome, kSpeedscope, kFolded, kSvg, kPerfetto };
 
 // Decided before anything is created, so a wrong extension leaves no empty file behind.
 OutputType output_type(const std::string& path) {
@@ -44,7 +46,9 @@ OutputType output_type(const std::string& path) {
   if (ends_with(path, ".json")) return OutputType::kChrome;
   if (ends_with(path, ".folded")) return OutputType::kFolded;
   if (ends_with(path, ".svg")) return OutputType::kSvg;
-  throw Error(path + ": unknown output type; use .json (Chrome trace), .speedscope.json, .folded or .svg");
+  if (ends_with(path, ".pftrace") || ends_with(path, ".perfetto-trace")) return OutputType::kPerfetto;
+  throw Error(path +
+              ": unknown output type; use .json (Chrome trace), .speedscope.json, .folded, .svg or .pftrace");
 }
 
 void write_output(const profile::Trace& trace, const std::string& path) {
@@ -63,6 +67,9 @@ void write_output(const profile::Trace& trace, const std::string& path) {
       break;
     case OutputType::kSvg:
       write_flame_graph_svg(trace, out);
+      break;
+    case OutputType::kPerfetto:
+      write_perfetto_trace(trace, out);
       break;
   }
   out.flush();
@@ -135,8 +142,9 @@ void register_trace(CLI::App& app) {
   auto args = std::make_shared<TraceArgs>();
   CLI::App* cmd = app.add_subcommand("trace", "Convert a Chrome trace (.json) or summarise it");
   cmd->add_option("input", args->input, "A Chrome trace JSON file (as tfdebug writes it)")->required();
-  cmd->add_option("-o,--output", args->output,
-                  "Write OUT instead of a summary: .json (Chrome), .speedscope.json, .folded or .svg");
+  cmd->add_option(
+      "-o,--output", args->output,
+      "Write OUT instead of a summary: .json (Chrome), .speedscope.json, .folded, .svg or .pftrace");
   cmd->add_flag("--json", args->json, "Print the summary as JSON");
   cmd->add_option("--top", args->top, "How many frames the summary lists")->capture_default_str();
   cmd->callback([args] { run_trace(*args); });
