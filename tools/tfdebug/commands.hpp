@@ -16,5 +16,7 @@ void register_dtypes(CLI::App& app);
 #ifdef TFDEBUG_HAVE_TORCH
 void register_demo(CLI::App& app);  // cmd_demo.cpp, built with LibTorch only
 #endif
+void register_trace(CLI::App& app);
+void register_regress(CLI::App& app);
 
 }  // namespace tfdebug::cli

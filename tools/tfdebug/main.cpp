@@ -22,8 +22,11 @@ int run(int argc, char** argv) {
       "  tfdebug inspect model.safetensors --target-dtype f16 --fail-on error\n"
       "  tfdebug diff before.safetensors after.safetensors --rtol 1e-3\n"
       "  tfdebug stats weights.bin --dtype bf16 --shape 4096,4096 --target-dtype f8-e4m3\n"
+      "  tfdebug trace step.json -o step.speedscope.json\n"
+      "  tfdebug regress baseline.json current.json --threshold 5\n"
       "  tfdebug doctor\n"
-      "Exit codes: 0 success, 1 findings (--fail-on) or differences (diff), 2 bad input.");
+      "Exit codes: 0 success, 1 findings (--fail-on), differences (diff) or slowdowns (regress),\n"
+      "2 bad input.");
   tfdebug::cli::register_inspect(app);
   tfdebug::cli::register_diff(app);
   tfdebug::cli::register_graph(app);
@@ -33,6 +36,8 @@ int run(int argc, char** argv) {
 #ifdef TFDEBUG_HAVE_TORCH
   tfdebug::cli::register_demo(app);
 #endif
+  tfdebug::cli::register_trace(app);
+  tfdebug::cli::register_regress(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -107,4 +107,18 @@ std::string progress_bar(std::int64_t done, std::int64_t total) {
   return bar + tail;
 }
 
+std::string format_duration(double ns) {
+  char buf[32];
+  if (ns >= 1e9) {
+    std::snprintf(buf, sizeof buf, "%.3f s", ns / 1e9);
+  } else if (ns >= 1e6) {
+    std::snprintf(buf, sizeof buf, "%.3f ms", ns / 1e6);
+  } else if (ns >= 1e3) {
+    std::snprintf(buf, sizeof buf, "%.3f us", ns / 1e3);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.2f ns", ns);
+  }
+  return buf;
+}
+
 }  // namespace tfdebug::cli

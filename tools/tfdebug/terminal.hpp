@@ -26,6 +26,9 @@ std::string format_number(double value);
 // Integer with thousands separators: 1,234,567.
 std::string format_count(std::int64_t value);
 
+// A duration given in nanoseconds with a unit that suits it: "12.35 ns", "1.197 ms", "2.000 s".
+std::string format_duration(double ns);
+
 // Columns a string takes on a terminal (UTF-8 code points; no wide characters are used).
 std::size_t display_width(const std::string& text);
 

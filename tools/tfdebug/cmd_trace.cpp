@@ -1,0 +1,153 @@
+// tfdebug trace IN [-o OUT]: converts a Chrome trace we wrote into the other formats, or prints
+// its summary (top self-time frames, per-thread totals) (docs/profiling.md).
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "commands.hpp"
+#include "terminal.hpp"
+#include "tfdebug/core/error.hpp"
+#include "tfdebug/export/chrome_trace.hpp"
+#include "tfdebug/export/flame_graph.hpp"
+#include "tfdebug/export/perfetto_trace.hpp"
+#include "tfdebug/profile/trace.hpp"
+
+namespace tfdebug::cli {
+namespace {
+
+struct TraceArgs {
+  std::string input;
+  std::string output;
+  bool json = false;
+  std::size_t top = 10;
+};
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+profile::Trace read_input(const std::string& path) {
+  if (ends_with(path, ".speedscope.json") || ends_with(path, ".folded") || ends_with(path, ".svg") ||
+      ends_with(path, ".pftrace") || ends_with(path, ".perfetto-trace"))
+    throw Error(path + ": tfdebug trace reads Chrome trace JSON (.json); convert from that file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot open");
+  return read_chrome_trace(in, path);
+}
+
+enum class OutputType { kChrome, kSpeedscope, kFolded, kSvg, kPerfetto };
+
+// Decided before anything is created, so a wrong extension leaves no empty file behind.
+OutputType output_type(const std::string& path) {
+  if (ends_with(path, ".speedscope.json")) return OutputType::kSpeedscope;
+  if (ends_with(path, ".json")) return OutputType::kChrome;
+  if (ends_with(path, ".folded")) return OutputType::kFolded;
+  if (ends_with(path, ".svg")) return OutputType::kSvg;
+  if (ends_with(path, ".pftrace") || ends_with(path, ".perfetto-trace")) return OutputType::kPerfetto;
+  throw Error(path +
+              ": unknown output type; use .json (Chrome trace), .speedscope.json, .folded, .svg or .pftrace");
+}
+
+void write_output(const profile::Trace& trace, const std::string& path) {
+  const OutputType type = output_type(path);
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw Error(path + ": cannot create");
+  switch (type) {
+    case OutputType::kSpeedscope:
+      write_speedscope(trace, out);
+      break;
+    case OutputType::kChrome:
+      write_chrome_trace(trace, out);
+      break;
+    case OutputType::kFolded:
+      write_folded_stacks(trace, out);
+      break;
+    case OutputType::kSvg:
+      write_flame_graph_svg(trace, out);
+      break;
+    case OutputType::kPerfetto:
+      write_perfetto_trace(trace, out);
+      break;
+  }
+  out.flush();
+  if (!out) throw Error(path + ": write failed");
+}
+
+void print_summary(const profile::TraceSummary& summary, const std::string& input, std::size_t top) {
+  std::printf("%s: %s span, %zu threads\n\n", input.c_str(),
+              format_duration(static_cast<double>(summary.end_ns - summary.start_ns)).c_str(),
+              summary.threads.size());
+  std::printf("top self time\n  %-32s %12s %12s %10s\n", "frame", "self", "total", "calls");
+  const std::size_t n = std::min(top, summary.frames.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& f = summary.frames[i];
+    std::printf(
+        "  %-32s %12s %12s %10llu\n", f.name.c_str(), format_duration(static_cast<double>(f.self_ns)).c_str(),
+        format_duration(static_cast<double>(f.total_ns)).c_str(), static_cast<unsigned long long>(f.calls));
+  }
+  std::printf("\nthreads\n  %-20s %10s %12s %10s %10s %8s %8s\n", "thread", "tid", "busy", "zones", "events",
+              "dropped", "evicted");
+  for (const auto& t : summary.threads) {
+    std::printf("  %-20s %10u %12s %10llu %10llu %8llu %8llu\n", t.name.c_str(), t.tid,
+                format_duration(static_cast<double>(t.busy_ns)).c_str(),
+                static_cast<unsigned long long>(t.slices), static_cast<unsigned long long>(t.events),
+                static_cast<unsigned long long>(t.dropped), static_cast<unsigned long long>(t.evicted));
+  }
+}
+
+nlohmann::json summary_json(const profile::TraceSummary& summary, const std::string& input, std::size_t top) {
+  nlohmann::json j;
+  j["file"] = input;
+  j["span_ns"] = summary.end_ns - summary.start_ns;
+  j["frames"] = nlohmann::json::array();
+  for (std::size_t i = 0; i < std::min(top, summary.frames.size()); ++i) {
+    const auto& f = summary.frames[i];
+    j["frames"].push_back(
+        {{"name", f.name}, {"self_ns", f.self_ns}, {"total_ns", f.total_ns}, {"calls", f.calls}});
+  }
+  j["threads"] = nlohmann::json::array();
+  for (const auto& t : summary.threads) {
+    j["threads"].push_back({{"tid", t.tid},
+                            {"name", t.name},
+                            {"busy_ns", t.busy_ns},
+                            {"zones", t.slices},
+                            {"events", t.events},
+                            {"dropped", t.dropped},
+                            {"evicted", t.evicted}});
+  }
+  return j;
+}
+
+void run_trace(const TraceArgs& args) {
+  if (!args.output.empty()) output_type(args.output);  // fail before reading a large input
+  const profile::Trace trace = read_input(args.input);
+  if (!args.output.empty()) {
+    write_output(trace, args.output);
+    return;
+  }
+  const profile::TraceSummary summary = profile::summarize(trace);
+  if (args.json) {
+    std::cout << summary_json(summary, args.input, args.top).dump(2) << '\n';
+  } else {
+    print_summary(summary, args.input, args.top);
+  }
+}
+
+}  // namespace
+
+void register_trace(CLI::App& app) {
+  auto args = std::make_shared<TraceArgs>();
+  CLI::App* cmd = app.add_subcommand("trace", "Convert a Chrome trace (.json) or summarise it");
+  cmd->add_option("input", args->input, "A Chrome trace JSON file (as tfdebug writes it)")->required();
+  cmd->add_option(
+      "-o,--output", args->output,
+      "Write OUT instead of a summary: .json (Chrome), .speedscope.json, .folded, .svg or .pftrace");
+  cmd->add_flag("--json", args->json, "Print the summary as JSON");
+  cmd->add_option("--top", args->top, "How many frames the summary lists")->capture_default_str();
+  cmd->callback([args] { run_trace(*args); });
+}
+
+}  // namespace tfdebug::cli
