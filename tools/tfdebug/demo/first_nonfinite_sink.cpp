@@ -7,32 +7,6 @@
 
 namespace tfdebug::demo {
 
-const char* phase_label(Phase phase) {
-  switch (phase) {
-    case Phase::forward:
-      return "forward";
-    case Phase::backward:
-      return "backward";
-    case Phase::optimizer:
-      return "optimizer";
-  }
-  return "?";
-}
-
-const char* role_label(Role role) {
-  switch (role) {
-    case Role::output:
-      return "output";
-    case Role::parameter:
-      return "parameter";
-    case Role::gradient:
-      return "gradient";
-    case Role::update:
-      return "update";
-  }
-  return "?";
-}
-
 void FirstNonFiniteSink::begin_step(std::int64_t /*step*/) {
   std::lock_guard<std::mutex> lock(mutex_);
   gradient_square_sum_ = 0;

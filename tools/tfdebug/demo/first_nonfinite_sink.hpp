@@ -54,8 +54,4 @@ class FirstNonFiniteSink : public ObservationSink {
   std::vector<double> gradient_norms_;
 };
 
-// "forward", "backward", "optimizer"; "output", "parameter", "gradient", "update".
-const char* phase_label(Phase phase);
-const char* role_label(Role role);
-
 }  // namespace tfdebug::demo
