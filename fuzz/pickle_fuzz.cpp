@@ -32,12 +32,14 @@ class AllowAll final : public tfdebug::io::detail::pickle::Hooks {
   }
 };
 
-// Walks the result to a bounded depth, touching every value (cycles are possible).
-std::size_t walk(const Value& v, int depth) {
-  if (depth > 32) return 0;
+// Walks the result to a bounded depth and a bounded number of visits, touching values (cycles
+// and shared references are possible: a value appended twice at each of 32 levels is 2^32 paths).
+std::size_t walk(const Value& v, int depth, std::size_t& budget) {
+  if (depth > 32 || budget == 0) return 0;
+  --budget;
   std::size_t n = 1 + v.text.size();
-  for (const Value* item : v.items) n += walk(*item, depth + 1);
-  for (const auto& [k, x] : v.entries) n += walk(*k, depth + 1) + walk(*x, depth + 1);
+  for (const Value* item : v.items) n += walk(*item, depth + 1, budget);
+  for (const auto& [k, x] : v.entries) n += walk(*k, depth + 1, budget) + walk(*x, depth + 1, budget);
   return n;
 }
 
@@ -47,7 +49,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   AllowAll hooks;
   Unpickler u("fuzz.pkl", std::span(reinterpret_cast<const std::byte*>(data), size), hooks);
   try {
-    (void)walk(u.load(), 0);
+    std::size_t budget = 100000;
+    (void)walk(u.load(), 0, budget);
   } catch (const tfdebug::Error&) {
   }
   return 0;

@@ -63,6 +63,8 @@ bool runs_code(std::string_view module) {
 
 constexpr int kMaxDepth = 64;               // nesting of dicts and lists in the checkpoint
 constexpr std::size_t kMaxMetadata = 1000;  // scalar leaves kept as metadata
+constexpr std::int64_t kMaxVisits =
+    4'000'000;  // values visited while flattening (shared ones count each time)
 
 const StorageType* storage_type(std::string_view global) {
   if (!global.starts_with("torch.")) return nullptr;
@@ -244,6 +246,13 @@ class Flattener {
       fail(origin_,
            "'" + name + "' is nested deeper than " + std::to_string(kMaxDepth) + " levels (or is a cycle)");
     }
+    // Shared references (one memo entry appended twice, nested) make the tree exponentially
+    // larger than the pickle: bound the walk, not just its depth. Found by fuzz/pickle_fuzz.cpp.
+    if (++visits_ > kMaxVisits) {
+      fail(origin_,
+           "the checkpoint's values are shared so often that flattening them would visit more than " +
+               std::to_string(kMaxVisits) + " values");
+    }
     const auto child = [&](const std::string& key) { return name.empty() ? key : name + "." + key; };
     switch (v.kind) {
       case Kind::external:
@@ -301,6 +310,7 @@ class Flattener {
   std::vector<NamedTensor>& out_;
   std::map<std::string, std::string>& metadata_;
   std::set<std::string> names_;
+  std::int64_t visits_ = 0;
 };
 
 }  // namespace
