@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (preset "fuzz") and runs each for FUZZ_SECONDS (default 30),
-# starting from the checked-in corpus in fuzz/corpus/<name>/. Exits non-zero on any crash.
+# starting from the checked-in corpus in fuzz/corpus/<name>/. Exits non-zero on any crash, and on
+# any input that takes over 10 s (a hang is a bug too).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${FUZZ_SECONDS:-30}"
@@ -13,7 +14,7 @@ for source in fuzz/*_fuzz.cpp; do
   [ -d "fuzz/corpus/$name" ] && cp -n fuzz/corpus/$name/* "$corpus"/ 2>/dev/null || true
   echo "fuzz: $name for ${seconds}s"
   set +e
-  "build/fuzz/fuzz/$name" -max_total_time="$seconds" -max_len=70000 -print_final_stats=1 \
+  "build/fuzz/fuzz/$name" -max_total_time="$seconds" -max_len=70000 -timeout=10 -print_final_stats=1 \
     -artifact_prefix="build/fuzz/$name-" "$corpus" >"build/fuzz/$name.log" 2>&1
   rc=$?
   set -e
