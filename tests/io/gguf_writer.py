@@ -82,28 +82,8 @@ def _signed_max(b):
     return b[np.arange(len(b)), idx]
 
 
-def quantize_q4_0(x):
-    b = _blocks(x, 32)
-    d = _signed_max(b) / -8
-    inv = np.where(d != 0, 1 / np.where(d != 0, d, 1), 0)
-    q = np.minimum(15, (b * inv[:, None] + 8.5).astype(np.int8)).astype(np.uint8)
-    out = np.zeros((len(b), 18), dtype=np.uint8)
-    out[:, 0:2] = f16_bits(d).view(np.uint8).reshape(-1, 2)
-    out[:, 2:] = q[:, :16] | (q[:, 16:] << 4)
-    return out.tobytes()
-
-
-def quantize_q4_1(x):
-    b = _blocks(x, 32)
-    lo, hi = b.min(axis=1), b.max(axis=1)
-    d = (hi - lo) / 15
-    inv = np.where(d != 0, 1 / np.where(d != 0, d, 1), 0)
-    q = np.minimum(15, ((b - lo[:, None]) * inv[:, None] + 0.5).astype(np.int8)).astype(np.uint8)
-    out = np.zeros((len(b), 20), dtype=np.uint8)
-    out[:, 0:2] = f16_bits(d).view(np.uint8).reshape(-1, 2)
-    out[:, 2:4] = f16_bits(lo).view(np.uint8).reshape(-1, 2)
-    out[:, 4:] = q[:, :16] | (q[:, 16:] << 4)
-    return out.tobytes()
+def _inverse(d):
+    return np.where(d != 0, 1 / np.where(d != 0, d, 1), 0)
 
 
 def _qh(q):
@@ -111,30 +91,41 @@ def _qh(q):
     return (bits.astype(np.uint32) << np.arange(32, dtype=np.uint32)).sum(axis=1).astype(np.uint32)
 
 
-def quantize_q5_0(x):
+def _quantize_32(x, fifth_bit, with_min):
+    """q4_0, q4_1, q5_0 and q5_1: d (and m), then the fifth bits (qh), then 16 bytes of nibbles."""
+    levels = 31 if fifth_bit else 15
     b = _blocks(x, 32)
-    d = _signed_max(b) / -16
-    inv = np.where(d != 0, 1 / np.where(d != 0, d, 1), 0)
-    q = np.minimum(31, (b * inv[:, None] + 16.5).astype(np.int8)).astype(np.uint8)
-    out = np.zeros((len(b), 22), dtype=np.uint8)
-    out[:, 0:2] = f16_bits(d).view(np.uint8).reshape(-1, 2)
-    out[:, 2:6] = _qh(q).view(np.uint8).reshape(-1, 4)
-    out[:, 6:] = (q[:, :16] & 15) | ((q[:, 16:] & 15) << 4)
-    return out.tobytes()
+    if with_min:
+        lo, hi = b.min(axis=1), b.max(axis=1)
+        d = (hi - lo) / levels
+        q = ((b - lo[:, None]) * _inverse(d)[:, None] + 0.5).astype(np.int8)
+    else:
+        d = _signed_max(b) / -((levels + 1) // 2)  # -8 (q4_0) or -16 (q5_0)
+        q = (b * _inverse(d)[:, None] + (levels + 1) // 2 + 0.5).astype(np.int8)
+    q = np.minimum(levels, q).astype(np.uint8)
+    fields = [f16_bits(d).view(np.uint8).reshape(-1, 2)]
+    if with_min:
+        fields.append(f16_bits(lo).view(np.uint8).reshape(-1, 2))
+    if fifth_bit:
+        fields.append(_qh(q).view(np.uint8).reshape(-1, 4))
+    fields.append((q[:, :16] & 15) | ((q[:, 16:] & 15) << 4))
+    return np.concatenate(fields, axis=1).astype(np.uint8).tobytes()
+
+
+def quantize_q4_0(x):
+    return _quantize_32(x, fifth_bit=False, with_min=False)
+
+
+def quantize_q4_1(x):
+    return _quantize_32(x, fifth_bit=False, with_min=True)
+
+
+def quantize_q5_0(x):
+    return _quantize_32(x, fifth_bit=True, with_min=False)
 
 
 def quantize_q5_1(x):
-    b = _blocks(x, 32)
-    lo, hi = b.min(axis=1), b.max(axis=1)
-    d = (hi - lo) / 31
-    inv = np.where(d != 0, 1 / np.where(d != 0, d, 1), 0)
-    q = np.minimum(31, ((b - lo[:, None]) * inv[:, None] + 0.5).astype(np.int8)).astype(np.uint8)
-    out = np.zeros((len(b), 24), dtype=np.uint8)
-    out[:, 0:2] = f16_bits(d).view(np.uint8).reshape(-1, 2)
-    out[:, 2:4] = f16_bits(lo).view(np.uint8).reshape(-1, 2)
-    out[:, 4:8] = _qh(q).view(np.uint8).reshape(-1, 4)
-    out[:, 8:] = (q[:, :16] & 15) | ((q[:, 16:] & 15) << 4)
-    return out.tobytes()
+    return _quantize_32(x, fifth_bit=True, with_min=True)
 
 
 def random_k_blocks(rng, kind, blocks):
