@@ -72,6 +72,7 @@ struct Runner {
   std::unique_ptr<tfdebug::ObservationSink> sink;
   std::vector<double> times;
   std::int64_t step = 0;
+  std::int64_t ops = 0;  // ops the adapter's callback saw, over the timed steps
 
   void run(std::int64_t steps) {
     std::optional<tfdebug::torch::Attachment> debug;
@@ -95,6 +96,7 @@ struct Runner {
     }
     torch::autograd::AnomalyMode::set_enabled(false);
     if (empty) at::removeCallback(*empty);
+    if (debug) ops += debug->counters().ops;
   }
   double median() const {
     auto sorted = times;
@@ -115,6 +117,7 @@ void measure(const char* label, const tfdebug::demo::DemoConfig& config, int rou
       r.sink = std::make_unique<tfdebug::demo::FirstNonFiniteSink>(tfdebug::Tier::diagnose);
     r.run(3);  // warm-up
     r.times.clear();
+    r.ops = 0;
     runners.push_back(std::move(r));
   }
   // Interleaved rounds, so that a noisy neighbour slows every mode alike.
@@ -130,7 +133,9 @@ void measure(const char* label, const tfdebug::demo::DemoConfig& config, int rou
       static_cast<long long>(config.batch), static_cast<long long>(2 * config.length),
       static_cast<long long>(runners[0].trainer->parameter_count()), runners[0].times.size());
   for (const auto& r : runners) {
-    std::printf("  %-26s %9.3f ms  %6.3fx\n", mode_name(r.mode), 1e3 * r.median(), r.median() / off);
+    std::printf("  %-26s %9.3f ms  %6.3fx", mode_name(r.mode), 1e3 * r.median(), r.median() / off);
+    if (r.ops > 0) std::printf("  %7.0f ops/step seen", double(r.ops) / double(r.times.size()));
+    std::printf("\n");
   }
   std::fflush(stdout);
 }

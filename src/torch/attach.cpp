@@ -15,6 +15,20 @@
 // overwrites its input, so the input an op writes (schema alias info `Tensor(a!)`) is scanned in
 // the start callback instead, before the op runs.
 //
+// Note [Outer ops only]
+// Most of a step's ops run inside other ops: CPU bmm selects each matrix of the batch (12,000 of
+// the demo model's 15,148 ops per step were such views), aten::linear calls aten::t and
+// aten::addmm, layer_norm calls native_layer_norm. LibTorch boxes inputs and outputs for every
+// op a callback sees, which alone cost 1.64x a small model's step. So the start callback of an op
+// turns RecordFunction off on its thread until the op ends (the end callback turns it back on;
+// RecordFunction runs end callbacks from its destructor, also when the op throws): an op is seen,
+// the ops inside it are not, and a bad value is reported at the op the caller called
+// (aten::layer_norm, not native_layer_norm). Autograd nodes are ops' callers too: the ops inside
+// a backward node are seen. Only dispatcher ops (those with a schema) turn recording off: named
+// RECORD_FUNCTION ranges, such as the engine's "autograd::engine::evaluate_function: MmBackward0"
+// around each backward node, contain the ops we want. The inner ops' autograd nodes take the module of the outer op (every
+// sequence number consumed while it ran). AttachOptions::nested_ops brings the inner ops back.
+//
 // Note [Seen once]
 // Composite ops return their inner op's tensor (aten::linear returns what aten::addmm made), so
 // the same memory would be observed twice. Each thread remembers the last kSeen observed tensors
@@ -38,6 +52,7 @@
 #include "tfdebug/torch/attach.hpp"
 
 #include <ATen/core/Tensor.h>
+#include <ATen/SequenceNumber.h>
 #include <ATen/core/function_schema.h>
 #include <ATen/record_function.h>
 #include <torch/csrc/autograd/graph_task.h>
@@ -102,6 +117,7 @@ struct OpInfo {
   std::uint64_t view_outputs = 0;    // bit i: return i aliases an input without writing it
   std::uint64_t written_inputs = 0;  // bit i: argument i is written in place
   bool views_only = false;           // every return is a view of an input: nothing to observe
+  bool named_range = false;          // no schema: a RECORD_FUNCTION range, not a dispatcher op
 };
 
 bool starts_with(std::string_view s, std::string_view prefix) {
@@ -114,7 +130,10 @@ OpInfo describe_op(const at::RecordFunction& fn) {
   info.uninitialised = starts_with(name, "aten::empty") || starts_with(name, "aten::new_empty") ||
                        name == "aten::resize_" || name == "aten::resize_as_" || name == "aten::set_";
   auto schema = fn.operator_schema();  // a copy: only once per op name and thread
-  if (!schema) return info;
+  if (!schema) {
+    info.named_range = true;
+    return info;
+  }
   const auto& returns = schema->returns();
   for (std::size_t i = 0; i < returns.size() && i < 64; ++i) {
     const auto* alias = returns[i].alias_info();
@@ -182,6 +201,8 @@ struct Frame {
   bool observe = false;
   bool inputs_overflow = false;     // more floating inputs than kMaxInputs: finiteness unknown
   std::int8_t written_finite = -1;  // -1: no in-place input; else whether it was finite before
+  bool restore_recording = false;   // the start callback turned recording off for the inner ops
+  std::uint64_t first_sequence = 0;  // forward: the autograd sequence number when the op started
   Phase phase = Phase::forward;
   std::uint32_t module = 0;
   std::uint8_t input_count = 0;
@@ -215,6 +236,8 @@ struct ThreadState {
     f.observe = false;
     f.inputs_overflow = false;
     f.written_finite = -1;
+    f.restore_recording = false;
+    f.first_sequence = 0;
     f.input_count = 0;
     f.info = nullptr;
     return f;
@@ -404,9 +427,13 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     }
     s->ops.fetch_add(1, std::memory_order_relaxed);
     const bool diagnose = s->tier.load(std::memory_order_relaxed) == Tier::diagnose;
-    // Most ops of a small model are views (CPU bmm selects each matrix of the batch): they get
-    // their module for the sequence ring and nothing else (no parameter lookup, no inputs kept).
     f.info = &op_info(t, fn);
+    if (!s->options.nested_ops && !f.info->named_range) {  // Note [Outer ops only]
+      f.restore_recording = true;
+      at::enableRecordFunction(false);
+    }
+    // Views get their module for the sequence ring and nothing else (no parameter lookup, no
+    // inputs kept).
     const bool views_only = f.info->views_only;
     if (inside_backward(t)) {
       f.phase = Phase::backward;
@@ -430,6 +457,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
           f.module = t.scopes.empty() ? t.last_module : t.scopes.back();
         }
         s->remember_module(fn.seqNr(), f.module);
+        f.first_sequence = std::uint64_t(std::max<std::int64_t>(fn.seqNr(), 0));
       }
       // watch: the outputs of the forward ops that read a parameter (the parameterised layers)
       if (!diagnose && !(f.phase == Phase::forward && parameter_module != 0)) return nullptr;
@@ -508,6 +536,18 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext* /*context*/) {
   if (f.kind == FrameKind::user_scope) {
     if (!t.scopes.empty()) t.scopes.pop_back();
     return;
+  }
+  if (f.restore_recording) {
+    f.restore_recording = false;
+    at::enableRecordFunction(true);
+    // The inner ops went unrecorded; the autograd nodes they created belong to this op's module.
+    detail::AttachState* s = g_state.load(std::memory_order_acquire);
+    if (s != nullptr && f.phase == Phase::forward) {
+      const std::uint64_t end = at::sequence_number::peek();
+      for (std::uint64_t n = f.first_sequence + 1; n < end && n < f.first_sequence + 4096; ++n) {
+        s->remember_module(std::int64_t(n), f.module);
+      }
+    }
   }
   if (f.observe) {
     detail::AttachState* s = g_state.load(std::memory_order_acquire);

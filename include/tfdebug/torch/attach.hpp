@@ -54,6 +54,12 @@ struct AttachOptions {
   // model's step), so watch leaves it off in the other steps and reads parameters, gradients and
   // updates from the step markers. 1: every step. Tier diagnose observes every step regardless.
   std::int64_t watch_outputs_every = 10;
+  // Observe the ops that run inside other ops too (aten::addmm inside aten::linear, the selects
+  // CPU bmm makes): finer names for a bad value, at several times the cost on small models.
+  // Off: the callback turns RecordFunction off inside each op it sees, on that thread, for every
+  // RecordFunction observer (LibTorch's profiler included). Ops inside backward nodes are seen
+  // either way.
+  bool nested_ops = false;
 };
 
 namespace detail {
