@@ -2,7 +2,7 @@
 // attached in watch and in diagnose, and with LibTorch's anomaly mode, all in one process, as
 // ratios to off. bench/torch_overhead.sh runs it (and the Python peers) and prints the table.
 //
-//   torch_overhead [--rounds N] [--steps N]
+//   torch_overhead [--rounds N] [--steps N] [--default-only] [--no-anomaly]
 #include <ATen/Parallel.h>
 #include <ATen/record_function.h>
 #include <torch/csrc/autograd/anomaly_mode.h>
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "demo_model.hpp"
-#include "first_nonfinite_sink.hpp"
+#include "tfdebug/session/session.hpp"
 #include "tfdebug/torch/attach.hpp"
 
 namespace {
@@ -55,11 +55,11 @@ const char* mode_name(Mode m) {
     case Mode::watch_null:
       return "watch (adapter only)";
     case Mode::watch:
-      return "watch (+ stats sink)";
+      return "watch (Session)";
     case Mode::diagnose_null:
       return "diagnose (adapter only)";
     case Mode::diagnose:
-      return "diagnose (+ stats sink)";
+      return "diagnose (Session)";
     case Mode::anomaly:
       return "LibTorch anomaly mode";
   }
@@ -105,16 +105,20 @@ struct Runner {
   }
 };
 
+bool g_anomaly = true;  // --no-anomaly leaves the slowest mode out (for profiling the others)
+
 void measure(const char* label, const tfdebug::demo::DemoConfig& config, int rounds, std::int64_t steps) {
   std::vector<Runner> runners;
   for (Mode mode : kModes) {
+    if (mode == Mode::anomaly && !g_anomaly) continue;
     Runner r{mode, std::make_unique<tfdebug::demo::DemoTrainer>(config), nullptr, {}, 0};
     if (mode == Mode::watch_null) r.sink = std::make_unique<NullSink>(tfdebug::Tier::watch);
     if (mode == Mode::diagnose_null) r.sink = std::make_unique<NullSink>(tfdebug::Tier::diagnose);
-    if (mode == Mode::watch)
-      r.sink = std::make_unique<tfdebug::demo::FirstNonFiniteSink>(tfdebug::Tier::watch);
-    if (mode == Mode::diagnose)
-      r.sink = std::make_unique<tfdebug::demo::FirstNonFiniteSink>(tfdebug::Tier::diagnose);
+    if (mode == Mode::watch || mode == Mode::diagnose) {
+      tfdebug::RunConfig run;  // every rule at its default; no sink, no run directory
+      run.tier = mode == Mode::watch ? tfdebug::Tier::watch : tfdebug::Tier::diagnose;
+      r.sink = std::make_unique<tfdebug::Session>(run);
+    }
     r.run(3);  // warm-up
     r.times.clear();
     r.ops = 0;
@@ -145,6 +149,11 @@ void measure(const char* label, const tfdebug::demo::DemoConfig& config, int rou
 int main(int argc, char** argv) {
   int rounds = 5;
   std::int64_t steps = 20;
+  bool default_only = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--default-only") == 0) default_only = true;
+    if (std::strcmp(argv[i], "--no-anomaly") == 0) g_anomaly = false;
+  }
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--rounds") == 0) rounds = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--steps") == 0) steps = std::atoll(argv[i + 1]);
@@ -152,6 +161,7 @@ int main(int argc, char** argv) {
   at::set_num_threads(1);
   tfdebug::demo::DemoConfig small;  // the demo's default size
   measure("default", small, rounds, steps);
+  if (default_only) return 0;
   tfdebug::demo::DemoConfig large;
   large.d_model = 128;
   large.heads = 4;

@@ -212,6 +212,12 @@ std::string upper(std::string_view s) {
 }
 
 ChunkKernelFn resolve_kernel(const std::string& simd) {
+  if (simd == "auto") {  // the common case, without a string copy per call
+    static const ChunkKernelFn best = detail::supported_kernels().empty()
+                                          ? &detail::scalar_chunk_kernel
+                                          : detail::supported_kernels().front().fn;
+    return best;
+  }
   const std::string wanted = upper(simd);
   if (wanted == "REFERENCE" || wanted == "SCALAR") return &detail::scalar_chunk_kernel;
   const auto& kernels = detail::supported_kernels();
@@ -262,6 +268,12 @@ KernelParams make_params(DType dtype, const StatsOptions& options) {
 template <typename ChunkFn>
 Partial run_chunks(std::int64_t n, const StatsOptions& options, std::size_t scratch_bytes, ChunkFn chunk) {
   const std::int64_t chunks = (n + kStatsChunk - 1) / kStatsChunk;
+  if (chunks <= 1) {  // a small tensor (a model's activations, mostly): no allocation
+    if (chunks == 0) return Partial{};
+    thread_local std::vector<std::byte> scratch;
+    if (scratch.size() < scratch_bytes) scratch.resize(scratch_bytes);
+    return chunk(0, scratch.data());
+  }
   std::vector<Partial> parts(static_cast<std::size_t>(chunks));
   std::atomic<std::int64_t> next{0};
   auto worker = [&] {

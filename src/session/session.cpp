@@ -206,6 +206,12 @@ void Session::observe(const Observation& observation) {
     if (s.config.target_dtype && s.config.rules.headroom.enabled && is_floating(observation.value.dtype()))
       options.target = s.config.target_dtype;
     m.stats = compute_stats(observation.value, options);
+    // A non-finite output whose producer answers only on demand: ask it now, outside the lock.
+    Observation resolved = observation;
+    if (m.stats.nonfinite() > 0 && observation.role == Role::output) {
+      resolved.inputs_finite = observation.resolve_inputs_finite();
+    }
+    resolved.inputs = nullptr;
     if (s.monitors.wants_unit_activity(observation)) m.unit_active = unit_activity(observation.value);
     if (const auto kind = s.monitors.saturation_kind(observation); kind != detail::SaturationKind::none)
       m.saturated_fraction =
@@ -224,8 +230,8 @@ void Session::observe(const Observation& observation) {
     }
     const std::lock_guard lock(s.mutex);
     ++s.observations;
-    s.recorder.record(observation, m.stats);
-    s.monitors.observe(observation, m, s);
+    s.recorder.record(resolved, m.stats);
+    s.monitors.observe(resolved, m, s);
   } catch (const std::exception& e) {
     // Note: nothing throws into the producer's (the user's) loop; the failure is reported.
     const std::lock_guard lock(s.mutex);

@@ -10,8 +10,9 @@
 //
 // Note [Producer or propagator]
 // A non-finite output is the op's own doing when every floating-point input was finite. Inputs
-// are only readable in the start callback, so it keeps references to them (no copy, no scan) and
-// the end callback scans them only when an output turned out non-finite. An in-place op
+// are only readable in the start callback, so it keeps references to them (no copy, no scan), and
+// the end callback hands the sink an InputsCheck over them with each output: the sink scans the
+// output anyway, and asks (the inputs get scanned) only when it found the output non-finite. An in-place op
 // overwrites its input, so the input an op writes (schema alias info `Tensor(a!)`) is scanned in
 // the start callback instead, before the op runs.
 //
@@ -26,8 +27,9 @@
 // (aten::layer_norm, not native_layer_norm). Autograd nodes are ops' callers too: the ops inside
 // a backward node are seen. Only dispatcher ops (those with a schema) turn recording off: named
 // RECORD_FUNCTION ranges, such as the engine's "autograd::engine::evaluate_function: MmBackward0"
-// around each backward node, contain the ops we want. The inner ops' autograd nodes take the module of the outer op (every
-// sequence number consumed while it ran). AttachOptions::nested_ops brings the inner ops back.
+// around each backward node, contain the ops we want. The inner ops' autograd nodes take the module of the
+// outer op (every sequence number consumed while it ran). AttachOptions::nested_ops brings the inner ops
+// back.
 //
 // Note [Seen once]
 // Composite ops return their inner op's tensor (aten::linear returns what aten::addmm made), so
@@ -51,8 +53,8 @@
 // that module.
 #include "tfdebug/torch/attach.hpp"
 
-#include <ATen/core/Tensor.h>
 #include <ATen/SequenceNumber.h>
+#include <ATen/core/Tensor.h>
 #include <ATen/core/function_schema.h>
 #include <ATen/record_function.h>
 #include <torch/csrc/autograd/graph_task.h>
@@ -199,9 +201,9 @@ enum class FrameKind : std::uint8_t { op, node, user_scope };
 struct Frame {
   FrameKind kind = FrameKind::op;
   bool observe = false;
-  bool inputs_overflow = false;     // more floating inputs than kMaxInputs: finiteness unknown
-  std::int8_t written_finite = -1;  // -1: no in-place input; else whether it was finite before
-  bool restore_recording = false;   // the start callback turned recording off for the inner ops
+  bool inputs_overflow = false;      // more floating inputs than kMaxInputs: finiteness unknown
+  std::int8_t written_finite = -1;   // -1: no in-place input; else whether it was finite before
+  bool restore_recording = false;    // the start callback turned recording off for the inner ops
   std::uint64_t first_sequence = 0;  // forward: the autograd sequence number when the op started
   Phase phase = Phase::forward;
   std::uint32_t module = 0;
@@ -497,15 +499,24 @@ bool seen_before(ThreadState& t, const at::Tensor& tensor) {
   return false;
 }
 
-std::optional<bool> inputs_finite(const Frame& f) {
-  if (f.inputs_overflow) return std::nullopt;
-  if (f.written_finite == 0) return false;
-  for (std::size_t i = 0; i < f.input_count; ++i) {
-    auto view = view_of(f.inputs[i]);
-    if (view && !is_finite(*view)) return false;
+// Note [Producer or propagator]: the inputs kept by the start callback, scanned only when a
+// consumer found an output non-finite and asks.
+class FrameInputs final : public InputsCheck {
+ public:
+  explicit FrameInputs(const Frame& f) : f_(f) {}
+  std::optional<bool> inputs_finite() const override {
+    if (f_.inputs_overflow) return std::nullopt;
+    if (f_.written_finite == 0) return false;
+    for (std::size_t i = 0; i < f_.input_count; ++i) {
+      auto view = view_of(f_.inputs[i]);
+      if (view && !is_finite(*view)) return false;
+    }
+    return true;
   }
-  return true;
-}
+
+ private:
+  const Frame& f_;
+};
 
 void observe_output(detail::AttachState& s, ThreadState& t, const Frame& f, const at::RecordFunction& fn,
                     const at::Tensor& tensor, std::size_t index) {
@@ -519,10 +530,9 @@ void observe_output(detail::AttachState& s, ThreadState& t, const Frame& f, cons
     s.skipped_duplicates.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  std::optional<bool> finite_inputs;
-  if (!is_finite(*view)) finite_inputs = inputs_finite(f);
+  const FrameInputs inputs(f);
   s.deliver({s.step.load(std::memory_order_relaxed), f.phase, Role::output, paths().path(f.module), fn.name(),
-             *view, finite_inputs});
+             *view, std::nullopt, &inputs});
 }
 
 void on_end(const at::RecordFunction& fn, at::ObserverContext* /*context*/) {

@@ -48,6 +48,46 @@ TEST(Nonfinite, ReportsTheProducerNotThePropagators) {
   EXPECT_EQ(divergence[0].op, "loss");
 }
 
+// An InputsCheck that answers as told and counts how often it was asked.
+class CountingInputs final : public InputsCheck {
+ public:
+  explicit CountingInputs(std::optional<bool> answer) : answer_(answer) {}
+  std::optional<bool> inputs_finite() const override {
+    ++asked;
+    return answer_;
+  }
+  mutable int asked = 0;
+
+ private:
+  std::optional<bool> answer_;
+};
+
+TEST(Nonfinite, InputsAreCheckedOnDemandOnlyForNonFiniteOutputs) {
+  Session session(testing::quiet_config());
+  const std::vector<float> fine = {1, 2, 3, 4};
+  const std::vector<float> bad = {1, kNaN, 3, 4};
+  CountingInputs finite_inputs(true);
+  CountingInputs bad_inputs(false);
+  session.begin_step(0);
+  Observation o = output(0, "blocks.0", "aten::linear", fine);
+  o.inputs = &finite_inputs;
+  session.observe(o);
+  EXPECT_EQ(finite_inputs.asked, 0) << "a finite output never costs a scan of the inputs";
+  o = output(0, "blocks.1.mlp", "aten::log", bad);
+  o.inputs = &finite_inputs;
+  session.observe(o);  // producer, known only by asking
+  EXPECT_EQ(finite_inputs.asked, 1);
+  o = output(0, "blocks.1", "aten::add", bad);
+  o.inputs = &bad_inputs;
+  session.observe(o);  // propagator
+  EXPECT_EQ(bad_inputs.asked, 1);
+  session.end_step(0, 1.0);
+  const auto nonfinite = with_rule(session.findings(), "nonfinite");
+  ASSERT_EQ(nonfinite.size(), 1u) << testing::describe(session.findings());
+  EXPECT_EQ(nonfinite[0].op, "aten::log");
+  EXPECT_EQ(nonfinite[0].evidence_value("propagators"), 1);
+}
+
 TEST(Nonfinite, ProducerArrivingAfterPropagatorsIsStillTheOneReported) {
   // Autograd threads may deliver a propagator first; the producer is the op with finite inputs.
   Session session(testing::quiet_config());

@@ -44,8 +44,10 @@ class RecordingSink : public tfdebug::ObservationSink {
   }
   void observe(const tfdebug::Observation& o) override {
     const auto stats = tfdebug::compute_stats(o.value);
+    // Like a Session: asks whether the inputs were finite only for a non-finite output.
+    const auto inputs_finite = stats.nonfinite() > 0 ? o.resolve_inputs_finite() : std::nullopt;
     std::lock_guard<std::mutex> lock(mutex);
-    records.push_back({o.step, o.phase, o.role, std::string(o.module), std::string(o.op), o.inputs_finite,
+    records.push_back({o.step, o.phase, o.role, std::string(o.module), std::string(o.op), inputs_finite,
                        stats.nonfinite(), stats.l2});
   }
   void end_step(std::int64_t step, std::optional<double> loss) override {

@@ -5,7 +5,7 @@
 //
 //   sink.begin_step(step);
 //   sink.observe({step, tfdebug::Phase::forward, tfdebug::Role::output, "blocks.1.mlp", "aten::log",
-//                 view, /*inputs_finite=*/true});
+//                 view, /*inputs_finite=*/true});   // or leave it empty and pass an InputsCheck
 //   sink.end_step(step, loss);
 #pragma once
 
@@ -31,6 +31,19 @@ enum class Role : std::uint8_t {
 // "output", "parameter", "gradient", "update".
 std::string_view role_name(Role role) noexcept;
 
+// Answers, on demand, whether every floating-point input of an observed op was finite. A
+// producer that can tell only by scanning the inputs (the LibTorch adapter keeps references to
+// them) hands one over instead of scanning every input of every op: a consumer asks only for an
+// output it found non-finite. Valid only during the observe call.
+class InputsCheck {
+ public:
+  // nullopt when the producer cannot tell (too many inputs, or none it could read).
+  virtual std::optional<bool> inputs_finite() const = 0;
+
+ protected:
+  ~InputsCheck() = default;
+};
+
 struct Observation {
   std::int64_t step = 0;
   Phase phase = Phase::forward;
@@ -42,6 +55,14 @@ struct Observation {
   // knows. Finite inputs and a non-finite output make this op the producer of a bad value;
   // non-finite inputs make it a propagator.
   std::optional<bool> inputs_finite;
+  // Outputs only, when inputs_finite is empty: asks the producer (see InputsCheck).
+  const InputsCheck* inputs = nullptr;
+
+  // inputs_finite when the producer set it, else the answer of `inputs`, else nullopt.
+  std::optional<bool> resolve_inputs_finite() const {
+    if (inputs_finite || inputs == nullptr) return inputs_finite;
+    return inputs->inputs_finite();
+  }
 };
 
 // How much a producer observes. A Session raises watch to diagnose for the following steps when
