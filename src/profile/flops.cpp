@@ -350,7 +350,7 @@ constexpr std::array<std::string_view, 40> kElementwise = {"add",
                                                            "ne"};
 
 // Data movement, views, allocation, gathers and random fills: no arithmetic.
-constexpr std::array<std::string_view, 52> kZero = {"view",
+constexpr std::array<std::string_view, 53> kZero = {"view",
                                                     "reshape",
                                                     "_reshape_alias",
                                                     "t",

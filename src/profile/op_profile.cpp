@@ -62,10 +62,18 @@ bool is_matrix_product(std::string_view op) {
          op == "aten::matmul" || op == "aten::linear";
 }
 
+bool is_view(std::string_view op) {
+  return op == "aten::select" || op == "aten::slice" || op == "aten::view" || op == "aten::as_strided" ||
+         op == "aten::transpose" || op == "aten::t" || op == "aten::expand" || op == "aten::unsqueeze" ||
+         op == "aten::squeeze" || op == "aten::permute" || op == "aten::_reshape_alias" ||
+         op == "aten::alias" || op == "aten::detach" || op == "aten::narrow" || op == "aten::reshape" ||
+         op == "aten::_unsafe_view";
+}
+
 bool is_data_movement(std::string_view op) {
   return op == "aten::copy_" || op == "aten::contiguous" || op == "aten::clone" || op == "aten::cat" ||
          op == "aten::_to_copy" || op == "aten::index_select" || op == "aten::stack" ||
-         op == "aten::embedding" || op == "aten::zero_" || op == "aten::fill_";
+         op == "aten::embedding" || op == "aten::zero_" || op == "aten::fill_" || op == "aten::to";
 }
 
 std::string rate(double flops_per_s) {
@@ -82,6 +90,14 @@ std::string advice(const OpStats& row, double flops_per_s, double best_matmul_ra
   char buf[512];
   const double per_call_us = double(row.self_ns) / double(std::max<std::uint64_t>(1, row.calls)) / 1e3;
   const double calls_per_step = double(row.calls) / double(std::max<std::size_t>(1, steps));
+  if (row.op.substr(0, 6) != "aten::") {
+    std::snprintf(
+        buf, sizeof buf,
+        "the autograd engine's own time around this node, outside the aten ops it ran (%.0f calls/step, "
+        "%.1f us each): fewer, larger autograd nodes (fewer small ops in forward) reduce it",
+        calls_per_step, per_call_us);
+    return buf;
+  }
   if (!row.formula) {
     std::snprintf(
         buf, sizeof buf,
@@ -108,12 +124,12 @@ std::string advice(const OpStats& row, double flops_per_s, double best_matmul_ra
     }
     return buf;
   }
-  if (row.phase == "optimizer") {
+  if (is_view(row.op)) {
     std::snprintf(
         buf, sizeof buf,
-        "the optimizer runs this elementwise op once per parameter tensor (%.0f calls/step, %.1f us "
-        "each): a fused or multi-tensor (foreach) optimizer step, or fewer and larger parameter "
-        "tensors, removes most of the per-call cost",
+        "makes views without moving data (%.0f calls/step, %.1f us each), so the time is per-call "
+        "dispatch: fewer, larger ops (one batched product instead of a loop over slices, as CPU bmm "
+        "does for small batches) remove it",
         calls_per_step, per_call_us);
     return buf;
   }
@@ -122,6 +138,15 @@ std::string advice(const OpStats& row, double flops_per_s, double best_matmul_ra
                   "moves data without arithmetic (%.0f calls/step, %.1f us each): look for a .contiguous() "
                   "after a transpose or view, a concatenation or a copy that a different layout avoids",
                   calls_per_step, per_call_us);
+    return buf;
+  }
+  if (row.phase == "optimizer") {
+    std::snprintf(
+        buf, sizeof buf,
+        "the optimizer runs this elementwise op once per parameter tensor (%.0f calls/step, %.1f us "
+        "each): a fused or multi-tensor (foreach) optimizer step, or fewer and larger parameter "
+        "tensors, removes most of the per-call cost",
+        calls_per_step, per_call_us);
     return buf;
   }
   const double per_element_ns = row.flops > 0 ? double(row.self_ns) / row.flops : 0;

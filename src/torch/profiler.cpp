@@ -15,7 +15,8 @@
 // callees' counts stand and it adds nothing. An op with no formula whose callees counted nothing
 // is "uncounted" unless an op above it has a formula (which then covers it): such ops wait in a
 // per-thread pending list until an enclosing op with a formula claims them or the outermost op
-// ends, when they are listed in OpProfile::uncounted.
+// ends, when they are listed in OpProfile::uncounted. Scopes that are not aten:: ops (the autograd
+// engine's "autograd::engine::evaluate_function: ...") only wrap ops and are never listed.
 //
 // Note [Memory reports]
 // c10's CPU allocator (ProfiledCPUMemoryReporter in LibTorch 1.13) reports an allocation to the
@@ -111,6 +112,7 @@ struct Frame {
   bool active = false;  // inside a step: counted
   bool has_flops = false;
   bool child_counted = false;  // Note [Leaf FLOPs]
+  bool aten = false;           // an aten:: op; other names (the autograd engine's scopes) only wrap ops
   Phase phase = Phase::forward;
   std::uint32_t op = 0;
   std::uint32_t module = 0;
@@ -529,6 +531,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
       if (f.active && !s->backward_seen.load(std::memory_order_relaxed)) s->backward_seen.store(true);
     } else {
       ++t.ops_seen;
+      f.aten = std::string_view(fn.name()).substr(0, 6) == "aten::";
       std::array<OpArg, kMaxArgs> args;
       std::uint64_t hash = 0;
       const std::size_t n = capture_args(fn, args, hash);
@@ -619,7 +622,7 @@ void on_end(const at::RecordFunction& /*fn*/, at::ObserverContext* /*context*/) 
     } else if (f.has_flops) {
       counted = f.flops;
       t.pending.resize(std::min(t.pending.size(), f.pending_mark));
-    } else {
+    } else if (f.aten) {
       t.pending.push_back({f.op, self});
     }
     if (parent != nullptr && (f.child_counted || counted > 0)) parent->child_counted = true;
@@ -641,7 +644,7 @@ void on_end(const at::RecordFunction& /*fn*/, at::ObserverContext* /*context*/) 
     row.alloc_bytes += f.alloc_bytes;
     row.allocations += f.allocations;
     const auto step = std::uint64_t(s->step.load(std::memory_order_relaxed));
-    t.series[(step << 20) | (f.op & 0xFFFFFU)] += self;
+    if (f.aten) t.series[(step << 20) | (f.op & 0xFFFFFU)] += self;
     if (parent == nullptr) flush_pending(t);
   } catch (...) {
   }
