@@ -401,7 +401,8 @@ constexpr std::array<std::string_view, 53> kZero = {"view",
                                                     "new_zeros",
                                                     "ones",
                                                     "flatten",
-                                                    "argmax"};
+                                                    "argmax",
+                                                    "slice_backward"};
 
 std::string_view strip(std::string_view op) {
   constexpr std::string_view kPrefix = "aten::";

@@ -175,6 +175,7 @@ TEST(Flops, BackwardOps) {
 
 TEST(Flops, ZeroAndUnknown) {
   EXPECT_EQ(flops("aten::view", {A::tensor({4, 5}), A::ints({20})}), 0.0);
+  EXPECT_EQ(flops("aten::slice_backward", {A::tensor({4, 5})}), 0.0);
   EXPECT_EQ(flops("aten::embedding", {A::tensor({16, 32}), A::tensor({32, 16})}), 0.0);
   EXPECT_TRUE(has_flops_formula("aten::copy_"));
   EXPECT_EQ(flops("aten::some_custom_op", {A::tensor({4})}), std::nullopt);
