@@ -130,7 +130,8 @@ std::optional<double> conv_core(const OpArg& input, const OpArg& weight, const O
     if (!s || !p || !d || *s <= 0) return std::nullopt;
     const auto extent = input.values[i + 2] + 2 * *p - *d * (weight.values[i + 2] - 1) - 1;
     if (extent < 0) return std::nullopt;
-    out *= double(extent / *s + 1);
+    const std::int64_t outputs = extent / *s + 1;  // floor division: the last partial window is dropped
+    out *= double(outputs);
   }
   return 2.0 * out * per_element;
 }

@@ -31,6 +31,7 @@ std::vector<ModuleStats> module_totals(const std::vector<OpStats>& ops) {
   }
   // Every ancestor path of a module gets a row too ("blocks.0" for "blocks.0.mlp.fc1").
   std::vector<std::string> paths;
+  paths.reserve(by_module.size());
   for (const auto& [path, m] : by_module) paths.push_back(path);
   for (const auto& path : paths) {
     for (auto dot = path.find('.'); dot != std::string::npos; dot = path.find('.', dot + 1)) {
@@ -49,6 +50,7 @@ std::vector<ModuleStats> module_totals(const std::vector<OpStats>& ops) {
     }
   }
   std::vector<ModuleStats> out;
+  out.reserve(by_module.size());
   for (auto& [path, m] : by_module) out.push_back(m);
   std::stable_sort(out.begin(), out.end(),
                    [](const ModuleStats& a, const ModuleStats& b) { return a.total_ns > b.total_ns; });
