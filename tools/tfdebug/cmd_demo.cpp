@@ -9,6 +9,7 @@
 
 #include "commands.hpp"
 #include "demo_model.hpp"
+#include "demo_profile.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/session/session.hpp"
 #include "tfdebug/torch/attach.hpp"
@@ -23,6 +24,8 @@ struct DemoOptions {
   std::string tier = "diagnose";
   std::int64_t every = 20;
   std::string out;
+  bool profile = false;
+  std::int64_t profile_steps = 5;
 };
 
 // Runs the training loop with the adapter attached to `sink`; prints the loss every `every` steps.
@@ -59,6 +62,10 @@ void run_demo(const DemoOptions& options) {
       static_cast<long long>(config.heads), static_cast<long long>(trainer.parameter_count()),
       options.fault.c_str(), options.tier.c_str(), static_cast<long long>(config.steps),
       static_cast<unsigned long long>(config.seed));
+  if (options.profile) {
+    run_demo_profile(config, trainer, {.steps = options.profile_steps, .out = options.out});
+    return;
+  }
   RunConfig run;
   run.tier = options.tier == "watch" ? Tier::watch : Tier::diagnose;
   if (!options.out.empty()) run.run_dir = options.out;
@@ -88,6 +95,11 @@ void register_demo(CLI::App& app) {
   cmd->add_option("--tier", options->tier, "What tfdebug observes: watch or diagnose")->capture_default_str();
   cmd->add_option("--out", options->out, "Run directory for report.json and flight_recorder.json");
   cmd->add_option("--every", options->every, "Print the loss every N steps (0: never)")
+      ->capture_default_str();
+  cmd->add_flag(
+      "--profile", options->profile,
+      "Profile training steps after a warm-up instead: per-layer time, FLOPs, memory; files in --out");
+  cmd->add_option("--profile-steps", options->profile_steps, "Steps profiled with --profile")
       ->capture_default_str();
   cmd->footer(
       "Exit 0 when no error-level finding was made, 1 when one was (it is reported), 2 for bad options.");

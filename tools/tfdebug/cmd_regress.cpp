@@ -1,5 +1,6 @@
 // tfdebug regress BASELINE CURRENT: compares two Google Benchmark JSON files (run with
-// --benchmark_repetitions=N --benchmark_format=json) benchmark by benchmark, with the
+// --benchmark_repetitions=N --benchmark_format=json) benchmark by benchmark, or two profile.json
+// files of `tfdebug demo --profile` op by op (self time per step), with the
 // Mann-Whitney U test, Cliff's delta and a confidence interval for the change
 // (docs/profiling.md). Exit code 1 on a significant slowdown beyond --threshold.
 #include <cmath>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "profile_json.hpp"
 #include "terminal.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/profile/regression.hpp"
@@ -42,6 +44,32 @@ double unit_to_ns(const std::string& unit, const std::string& path) {
   throw Error(path + ": unknown time_unit '" + unit + "'");
 }
 
+// A profile.json (`tfdebug demo --profile`): op -> its self time in each profiled step.
+std::map<std::string, Samples> read_profile_series(const nlohmann::json& doc, const std::string& path,
+                                                   std::vector<std::string>& order) {
+  if (!doc.contains("series") || !doc["series"].is_array())
+    throw Error(path + ": profile.json without a \"series\" array of per-step op times");
+  std::map<std::string, Samples> out;
+  for (const auto& s : doc["series"]) {
+    if (!s.is_object() || !s.contains("op") || !s["op"].is_string() || !s.contains("step_self_ns") ||
+        !s["step_self_ns"].is_array())
+      throw Error(path + ": a series entry needs \"op\" (string) and \"step_self_ns\" (array)");
+    const auto name = s["op"].get<std::string>();
+    Samples samples;
+    for (const auto& v : s["step_self_ns"]) {
+      if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0)
+        throw Error(path + ": series '" + name + "': step_self_ns holds a value that is not a time in ns");
+      samples.real_ns.push_back(v.get<double>());
+    }
+    if (samples.real_ns.empty()) continue;
+    samples.cpu_ns = samples.real_ns;
+    if (!out.count(name)) order.push_back(name);
+    out[name] = std::move(samples);
+  }
+  if (out.empty()) throw Error(path + ": profile.json with no per-step op times");
+  return out;
+}
+
 // Benchmark name -> per-repetition times in ns, in file order (aggregates are skipped).
 std::map<std::string, Samples> read_benchmarks(const std::string& path, std::vector<std::string>& order) {
   std::ifstream in(path, std::ios::binary);
@@ -52,6 +80,7 @@ std::map<std::string, Samples> read_benchmarks(const std::string& path, std::vec
   } catch (const nlohmann::json::exception& e) {
     throw Error(path + ": not JSON (" + e.what() + ")");
   }
+  if (is_profile_json(doc)) return read_profile_series(doc, path, order);
   if (!doc.is_object() || !doc.contains("benchmarks") || !doc["benchmarks"].is_array())
     throw Error(path +
                 ": not Google Benchmark JSON (no \"benchmarks\" array; run with --benchmark_format=json)");
@@ -177,7 +206,8 @@ void run_regress(const RegressArgs& args) {
 
 void register_regress(CLI::App& app) {
   auto args = std::make_shared<RegressArgs>();
-  CLI::App* cmd = app.add_subcommand("regress", "Compare two Google Benchmark JSON runs for slowdowns");
+  CLI::App* cmd = app.add_subcommand(
+      "regress", "Compare two Google Benchmark JSON runs (or two profile.json files) for slowdowns");
   cmd->add_option("baseline", args->baseline, "Google Benchmark JSON of the baseline")->required();
   cmd->add_option("current", args->current, "Google Benchmark JSON of the current run")->required();
   cmd->add_option("--threshold", args->threshold_percent, "Fail on significant slowdowns beyond this percent")
