@@ -218,13 +218,13 @@ class AtenTranslator {
       default:
         return std::nullopt;
     }
-    const std::string name = n.name + suffix;
+    std::string name = n.name + suffix;
     emit(n, "Constant", {}, {name}, suffix).attribute_tensor("value", tensor_proto(type, {}, raw));
     return name;
   }
   std::string ints_constant(const io::GraphNode& n, const std::vector<std::int64_t>& values,
                             const std::string& suffix) {
-    const std::string name = n.name + suffix;
+    std::string name = n.name + suffix;
     emit(n, "Constant", {}, {name}, suffix)
         .attribute_tensor("value",
                           tensor_proto(7, {static_cast<std::int64_t>(values.size())}, raw_bytes(values)));

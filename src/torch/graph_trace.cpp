@@ -175,7 +175,7 @@ struct Trace {
     if (t.has_storage()) {
       if (const auto it = value_of_memory.find(memory_key(t)); it != value_of_memory.end()) return it->second;
     }
-    const std::string name = "input." + std::to_string(graph.inputs.size());
+    std::string name = "input." + std::to_string(graph.inputs.size());
     graph.inputs.push_back(value_of(name, t));
     name_value(t, name);
     return name;
