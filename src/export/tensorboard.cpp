@@ -174,6 +174,8 @@ struct TensorBoardWriter::State {
   bool closed = false;
   std::string error;  // the writer thread's write error, reported by the next call
   std::thread thread;
+  std::mutex projector_mutex;
+  std::vector<std::string> projector_entries;  // add_embedding's, for projector_config.pbtxt
 
   void push(Item item) {
     std::unique_lock lock(mutex);
@@ -290,6 +292,19 @@ void TensorBoardWriter::add_image_png(std::string_view tag, std::span<const std:
   const std::string_view bytes(reinterpret_cast<const char*>(png.data()), png.size());
   state_->push(
       {detail::image_event(now_seconds(), step, tag, bytes, width, height, channels), 0, step, 0, true});
+}
+
+void TensorBoardWriter::add_graph(const io::ModelGraph& graph) {
+  state_->push({detail::graph_event(now_seconds(), graph), 0, 0, 0, true});
+}
+
+void TensorBoardWriter::add_embedding(std::string_view tag, TensorView matrix,
+                                      std::span<const std::string> labels, std::int64_t step) {
+  const std::string run_dir = std::filesystem::path(state_->path).parent_path().string();
+  std::string entry = detail::write_embedding(run_dir, tag, matrix, labels, step);
+  std::lock_guard lock(state_->projector_mutex);
+  state_->projector_entries.push_back(std::move(entry));
+  detail::write_projector_config(run_dir, state_->projector_entries);
 }
 
 void TensorBoardWriter::flush() {

@@ -4,11 +4,15 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "protobuf.hpp"
 #include "tfdebug/core/histogram.hpp"
+#include "tfdebug/core/tensor_view.hpp"
+#include "tfdebug/io/model_graph.hpp"
 
 namespace tfdebug::detail {
 
@@ -16,6 +20,7 @@ namespace tfdebug::detail {
 inline constexpr std::uint32_t kEventWallTime = 1;     // double
 inline constexpr std::uint32_t kEventStep = 2;         // int64
 inline constexpr std::uint32_t kEventFileVersion = 3;  // string
+inline constexpr std::uint32_t kEventGraphDef = 4;     // bytes: a serialized GraphDef
 inline constexpr std::uint32_t kEventSummary = 5;      // Summary
 inline constexpr std::uint32_t kEventSourceMetadata = 10;
 // Summary.value (repeated Value); Value fields.
@@ -46,5 +51,17 @@ std::string text_event(double wall_time, std::int64_t step, std::string_view tag
 // Event with a Summary.Image (height, width, colorspace, encoded PNG).
 std::string image_event(double wall_time, std::int64_t step, std::string_view tag, std::string_view png,
                         int width, int height, int channels);
+
+// tensorboard_graph.cpp: a GraphDef of `graph` (nodes named by module scope, "_output_shapes"
+// on every node, traced ops' arguments as attrs; weights are "Parameter" nodes, graph inputs
+// "Input" nodes) and the Event{wall_time, graph_def} that carries it.
+std::string graph_def(const io::ModelGraph& graph);
+std::string graph_event(double wall_time, const io::ModelGraph& graph);
+// Writes <run_dir>/<step, 5 digits>/<tag>/tensors.tsv (and metadata.tsv when `labels` are given);
+// returns the projector config's `embeddings { ... }` entry for it.
+std::string write_embedding(const std::string& run_dir, std::string_view tag, TensorView matrix,
+                            std::span<const std::string> labels, std::int64_t step);
+// <run_dir>/projector_config.pbtxt with these entries.
+void write_projector_config(const std::string& run_dir, const std::vector<std::string>& entries);
 
 }  // namespace tfdebug::detail

@@ -402,7 +402,7 @@ class OnnxReader {
           break;
         case 5:
           fields.expect(f, kLength, "initializer");
-          read_tensor(f.bytes, where + ".initializer[" + std::to_string(initializers++) + "]", "");
+          read_tensor(f.bytes, where + ".initializer[" + std::to_string(initializers++) + "]", "", main);
           break;
         case 15:
           fields.expect(f, kLength, "sparse_initializer");
@@ -517,6 +517,7 @@ class OnnxReader {
           break;
         case 5:
           fields.expect(f, kLength, "attribute");
+          node.onnx_attributes.emplace_back(reinterpret_cast<const char*>(f.bytes.data()), f.bytes.size());
           break;
         default:
           break;
@@ -628,7 +629,9 @@ class OnnxReader {
   }
 
   // A TensorProto. `name` overrides the tensor's own name (a Constant node's output).
-  void read_tensor(std::span<const std::byte> bytes, const std::string& where, const std::string& name) {
+  // `initializer`: a main-graph initializer, also listed in ModelGraph::initializers.
+  void read_tensor(std::span<const std::byte> bytes, const std::string& where, const std::string& name,
+                   bool initializer = false) {
     std::vector<std::int64_t> dims;
     std::int64_t data_type = 0;
     std::string own_name;
@@ -683,6 +686,13 @@ class OnnxReader {
            named + ": data_type " + std::to_string(data_type) + " is not an ONNX tensor type (1-23)");
     }
     const std::int64_t numel = checked_numel(dims, origin_ + ": " + named);
+    if (initializer) {
+      GraphValue& value = graph_.initializers.emplace_back();
+      value.name = tensor_name;
+      value.elem_type = static_cast<int>(data_type);
+      value.has_shape = true;
+      value.dims.assign(dims.begin(), dims.end());
+    }
     if (!type->readable) {
       skip(type->name);
       return;

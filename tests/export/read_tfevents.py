@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """An independent reader of TensorBoard event files, written from TensorBoard's field numbers
-(event.proto, summary.proto, tensor.proto) and the TFRecord framing, not from tfdebug's writer.
+(event.proto, summary.proto, tensor.proto; graph.proto, node_def.proto, attr_value.proto and
+tensor_shape.proto for Event.graph_def) and the TFRecord framing, not from tfdebug's writer.
 CRC32C comes from python3-crcmod. Prints one JSON object: the records, decoded, and whether the
 file ends in a partial record. Usage: read_tfevents.py FILE"""
 import json
@@ -100,6 +101,78 @@ def value(buf):
     return v
 
 
+def shape(buf):
+    """TensorShapeProto (tensor_shape.proto): dim 2 {size 1}, unknown_rank 3; None if unknown."""
+    dims = []
+    for number, _, field in fields(buf):
+        if number == 3 and field:
+            return None
+        if number == 2:
+            size = 0
+            for n, _, f in fields(field):
+                if n == 1:
+                    size = signed64(f)
+            dims.append(size)
+    return dims
+
+
+def attr_value(buf):
+    """AttrValue (attr_value.proto): list 1 {i 3, f 4, shape 7}, s 2, i 3, f 4, shape 7."""
+    for number, wire, field in fields(buf):
+        if number == 1:
+            out = []
+            for n, w, f in fields(field):
+                if n == 3:
+                    if w == 2:
+                        j = 0
+                        while j < len(f):
+                            v, j = varint(f, j)
+                            out.append(signed64(v))
+                    else:
+                        out.append(signed64(f))
+                elif n == 4:
+                    out.append(struct.unpack("<f", f)[0])
+                elif n == 7:
+                    out.append(shape(f))
+            return out
+        if number == 2:
+            return field.decode()
+        if number == 3:
+            return signed64(field)
+        if number == 4:
+            return struct.unpack("<f", field)[0]
+        if number == 7:
+            return shape(field)
+    return None
+
+
+def graph_def(buf):
+    """GraphDef (graph.proto): node 1 {name 1, op 2, input 3, attr 5 {key 1, value 2}}, versions 4."""
+    g = {"nodes": []}
+    for number, _, field in fields(buf):
+        if number == 1:
+            node = {"input": [], "attr": {}}
+            for n, _, f in fields(field):
+                if n == 1:
+                    node["name"] = f.decode()
+                elif n == 2:
+                    node["op"] = f.decode()
+                elif n == 3:
+                    node["input"].append(f.decode())
+                elif n == 5:
+                    key = val = None
+                    for m, _, e in fields(f):
+                        if m == 1:
+                            key = e.decode()
+                        elif m == 2:
+                            val = attr_value(e)
+                    node["attr"][key] = val
+            g["nodes"].append(node)
+        elif number == 4:
+            g["producer"] = dict((n, f) for n, _, f in fields(field)).get(1, 0)
+    return g
+
+
 def event(buf):
     e = {}
     for number, wire, field in fields(buf):
@@ -109,6 +182,8 @@ def event(buf):
             e["step"] = signed64(field)
         elif number == 3:
             e["file_version"] = field.decode()
+        elif number == 4:
+            e["graph_def"] = graph_def(field)
         elif number == 5:
             e["values"] = [value(f) for n, _, f in fields(field) if n == 1]
         elif number == 10:

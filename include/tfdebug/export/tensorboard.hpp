@@ -1,5 +1,6 @@
 // TensorBoard event files: `events.out.tfevents.<secs>.<host>.<pid>.tfdebug` in a run folder,
-// readable by TensorBoard's scalar, histogram, text and image dashboards.
+// readable by TensorBoard's scalar, histogram, text, image and graph dashboards and its
+// embedding projector.
 //
 //   tfdebug::TensorBoardWriter tb("runs/exp1");
 //   for (std::int64_t step = 0; step < 1000; ++step) {
@@ -25,6 +26,7 @@
 #include <string_view>
 
 #include "tfdebug/core/tensor_view.hpp"
+#include "tfdebug/io/model_graph.hpp"
 
 namespace tfdebug {
 
@@ -57,6 +59,18 @@ class TensorBoardWriter {
   // 4 RGBA).
   void add_image_png(std::string_view tag, std::span<const std::byte> png, int width, int height,
                      int channels, std::int64_t step);
+
+  // The graph dashboard: `graph` (an ONNX file's, or a LibTorch forward pass traced by
+  // tfdebug::torch::trace_graph) as a GraphDef in Event.graph_def. Nodes are named by module
+  // scope ("blocks.0/attn/aten::linear_3") so that TensorBoard folds them by module; every node
+  // carries "_output_shapes", weights are "Parameter" nodes and graph inputs "Input" nodes.
+  void add_graph(const io::ModelGraph& graph);
+  // The embedding projector: the rows of the 2-D `matrix` as points, with one label per row
+  // (optional). Writes <run>/<step>/<tag>/tensors.tsv and metadata.tsv now and rewrites
+  // <run>/projector_config.pbtxt to list every embedding added so far. Throws tfdebug::Error on a
+  // matrix that is not 2-D, a label count that is not the row count, or a file it cannot write.
+  void add_embedding(std::string_view tag, TensorView matrix, std::span<const std::string> labels = {},
+                     std::int64_t step = 0);
 
   // Returns once everything added before the call is written to the file.
   void flush();

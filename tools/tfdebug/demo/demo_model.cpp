@@ -246,4 +246,18 @@ std::int64_t DemoTrainer::parameter_count() const {
   return count;
 }
 
+std::function<void()> DemoTrainer::forward_pass() {
+  auto inputs = impl_->batch().first.contiguous();
+  return [model = impl_->model, inputs] {
+    ::torch::NoGradGuard no_grad;
+    (void)model->forward(inputs);
+  };
+}
+
+TensorView DemoTrainer::token_embedding() const {
+  const at::Tensor& w = impl_->model->tok->weight;
+  const std::array<std::int64_t, 2> shape = {w.size(0), w.size(1)};
+  return TensorView(w.data_ptr<float>(), DType::f32, shape);
+}
+
 }  // namespace tfdebug::demo

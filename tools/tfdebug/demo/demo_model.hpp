@@ -12,9 +12,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string_view>
+
+#include "tfdebug/core/tensor_view.hpp"
 
 namespace torch::nn {
 class Module;
@@ -67,6 +70,11 @@ class DemoTrainer {
   void record_fault_argument(bool on);
   std::optional<double> last_fault_argument_min() const;
   std::int64_t parameter_count() const;
+  // One forward pass of the model, without gradients, on a batch made now (so that running it
+  // runs only the model's ops): what tfdebug::torch::trace_graph records.
+  std::function<void()> forward_pass();
+  // The token embedding matrix tok.weight, [vocab, d_model] f32; valid while the trainer lives.
+  TensorView token_embedding() const;
 
  private:
   struct Impl;

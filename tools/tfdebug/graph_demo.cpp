@@ -1,0 +1,27 @@
+// `tfdebug graph --demo`: the demo transformer traced (graph_demo.hpp).
+#include "graph_demo.hpp"
+
+#include "demo_model.hpp"
+#include "tfdebug/torch/graph_trace.hpp"
+
+namespace tfdebug::cli {
+
+DemoGraph demo_graph(std::int64_t steps) {
+  demo::DemoConfig config;
+  config.steps = steps;
+  demo::DemoTrainer trainer(config);
+  for (std::int64_t step = 0; step < steps; ++step) (void)trainer.train_step();
+  DemoGraph out;
+  out.graph = torch::trace_graph(trainer.model(), trainer.forward_pass());
+  const TensorView embedding = trainer.token_embedding();
+  out.vocab = embedding.shape(0);
+  out.d_model = embedding.shape(1);
+  const auto* values = static_cast<const float*>(embedding.data());
+  out.token_embedding.assign(values, values + embedding.numel());
+  for (std::int64_t token = 0; token < out.vocab; ++token) {
+    out.token_labels.push_back(token == 0 ? "0 (separator)" : std::to_string(token));
+  }
+  return out;
+}
+
+}  // namespace tfdebug::cli
