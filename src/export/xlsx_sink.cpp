@@ -1,9 +1,12 @@
 #include "tfdebug/export/xlsx_sink.hpp"
 
-#include <cmath>
-#include <limits>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
 
 #include "step_scalars.hpp"
+#include "tfdebug/core/error.hpp"
 #include "tfdebug/export/xlsx.hpp"
 
 namespace tfdebug {
@@ -55,6 +58,16 @@ void wide_sheet(XlsxWorkbook& book, const std::string& name, const std::string& 
 XlsxSink::XlsxSink(std::string path, const RunConfig& config, XlsxSinkOptions options)
     : path_(std::move(path)), config_(config.entries()), options_(options) {
   if (options_.every < 1) options_.every = 1;
+  // The workbook is written at the end of the run: find out now, not after hours of training,
+  // that it cannot be.
+  const std::filesystem::path file(path_);
+  std::error_code ec;
+  if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path(), ec);
+  const bool existed = std::filesystem::exists(file, ec);
+  std::FILE* probe = std::fopen(path_.c_str(), "ab");
+  if (probe == nullptr) throw Error(path_ + ": cannot create the workbook: " + std::strerror(errno));
+  std::fclose(probe);
+  if (!existed) std::filesystem::remove(file, ec);
 }
 
 void XlsxSink::on_finding(const Finding& finding) {

@@ -158,4 +158,10 @@ assert any(f"'Gradients'!${chr(ord('A') + col)}$2" in c for c in charts) or col 
 run = {r[0].value: r[1].value for r in wb["Run"].iter_rows(min_row=2)}
 assert run["steps"] == 80 and run["config.tier"] == "diagnose", run
 PY
+# A path that cannot be written is an error before the first step (exit 2), naming the path.
+"$tfdebug" demo --steps 2 --xlsx /proc/no/run.xlsx >"$work/bad.txt" 2>&1
+echo $? >"$work/bad.rc"
+check "an unwritable --xlsx fails at once with exit 2" grep -qx 2 "$work/bad.rc"
+check "... naming the path" grep -q "/proc/no/run.xlsx: cannot create the workbook" "$work/bad.txt"
+check "... before training" bash -c "! grep -q '^step ' $work/bad.txt"
 finish demo_sinks

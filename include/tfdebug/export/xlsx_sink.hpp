@@ -38,6 +38,7 @@ struct XlsxSinkOptions {
 
 class XlsxSink : public Sink {
  public:
+  // Checks that `path` can be written (tfdebug::Error naming it when not); writes at on_run_end.
   XlsxSink(std::string path, const RunConfig& config, XlsxSinkOptions options = {});
 
   void on_finding(const Finding& finding) override;
