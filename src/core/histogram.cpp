@@ -180,11 +180,11 @@ Histogram histogram_tensorflow(TensorView view) {
   Histogram h;
   h.edges = tensorflow_bucket_limits();
   h.counts.assign(h.edges.size(), 0);
-  static const BucketTable table(tensorflow_bucket_limits());
+  static const BucketTable kTable(tensorflow_bucket_limits());
   detail::visit_values(view, [&](std::span<const double> values) {
     for (double x : values) {
       if (!count_nonfinite(x, h.nan, h.pos_inf, h.neg_inf)) continue;
-      ++h.counts[tensorflow_bucket(h.edges, table, x)];  // Note [TensorFlow bucket index]
+      ++h.counts[tensorflow_bucket(h.edges, kTable, x)];  // Note [TensorFlow bucket index]
     }
   });
   return h;
