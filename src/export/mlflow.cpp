@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 
 #include "tfdebug/core/error.hpp"
@@ -218,6 +219,23 @@ void MlflowRun::log_metric(const std::string& key, double value, std::int64_t st
   std::ofstream out(path, std::ios::binary | std::ios::app);
   if (!out || !(out << now_ms() << ' ' << python_float(value) << ' ' << step << '\n')) {
     throw Error(path.string() + ": cannot write");
+  }
+}
+
+void MlflowRun::log_metrics(std::span<const MlflowMetric> points) {
+  std::map<std::string_view, std::string> lines;  // by key: the lines to append
+  for (const MlflowMetric& p : points) {
+    check_key(p.key);
+    std::string& text = lines[p.key];
+    text.append(std::to_string(p.timestamp_ms)).append(" ").append(python_float(p.value));
+    text.append(" ").append(std::to_string(p.step)).append("\n");
+  }
+  for (const auto& [key, text] : lines) {
+    const fs::path path = fs::path(run_dir_) / "metrics" / std::string(key);
+    std::error_code ec;
+    fs::create_directories(path.parent_path(), ec);
+    std::ofstream out(path, std::ios::binary | std::ios::app);
+    if (!out || !(out << text)) throw Error(path.string() + ": cannot write");
   }
 }
 

@@ -280,6 +280,22 @@ void TensorBoardWriter::add_histogram(std::string_view tag, TensorView values, s
                 0, step, 0, true});
 }
 
+void TensorBoardWriter::add_histogram(std::string_view tag, std::span<const std::int64_t> counts, double min,
+                                      double max, std::int64_t num, double sum, double sum_squares,
+                                      std::int64_t step) {
+  const std::vector<double>& limits = tensorflow_bucket_limits();
+  if (counts.size() != limits.size()) {
+    throw Error("add_histogram: " + std::string(tag) + ": expected " + std::to_string(limits.size()) +
+                " TensorFlow bucket counts, got " + std::to_string(counts.size()));
+  }
+  Histogram buckets;
+  buckets.edges = limits;
+  buckets.counts.assign(counts.begin(), counts.end());
+  state_->push({detail::histogram_event(now_seconds(), step, tag, buckets, num > 0 ? min : 0.0,
+                                        num > 0 ? max : 0.0, static_cast<double>(num), sum, sum_squares),
+                0, step, 0, true});
+}
+
 void TensorBoardWriter::add_text(std::string_view tag, std::string_view markdown, std::int64_t step) {
   state_->push({detail::text_event(now_seconds(), step, tag, markdown), 0, step, 0, true});
 }

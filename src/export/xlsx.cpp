@@ -75,7 +75,12 @@ XlsxSheet& XlsxWorkbook::add_sheet(const std::string& name, std::vector<std::str
 }
 
 void XlsxWorkbook::add_line_chart(const std::string& sheet, int x, int y, const std::string& title) {
-  charts_.push_back({sheet, x, y, title});
+  charts_.push_back({sheet, x, {y}, title});
+}
+
+void XlsxWorkbook::add_line_chart(const std::string& sheet, int x, std::vector<int> ys,
+                                  const std::string& title) {
+  charts_.push_back({sheet, x, std::move(ys), title});
 }
 
 void XlsxWorkbook::close() {
@@ -141,12 +146,14 @@ void XlsxWorkbook::close() {
       if (chart.sheet != sheet->name_ || sheet->rows_.empty()) continue;
       lxw_chart* c = workbook_add_chart(book, LXW_CHART_LINE);
       const std::string x = column_range(sheet->name_, chart.x, sheet->rows_.size() + 1);
-      const std::string y = column_range(sheet->name_, chart.y, sheet->rows_.size() + 1);
-      lxw_chart_series* series = chart_add_series(c, x.c_str(), y.c_str());
-      chart_series_set_name(series, sheet->header_[static_cast<std::size_t>(chart.y)].c_str());
+      for (const int column : chart.ys) {
+        const std::string y = column_range(sheet->name_, column, sheet->rows_.size() + 1);
+        lxw_chart_series* series = chart_add_series(c, x.c_str(), y.c_str());
+        chart_series_set_name(series, sheet->header_[static_cast<std::size_t>(column)].c_str());
+      }
       chart_title_set_name(c, chart.title.c_str());
       chart_axis_set_name(c->x_axis, sheet->header_[static_cast<std::size_t>(chart.x)].c_str());
-      chart_legend_set_position(c, LXW_CHART_LEGEND_NONE);
+      chart_legend_set_position(c, chart.ys.size() > 1 ? LXW_CHART_LEGEND_RIGHT : LXW_CHART_LEGEND_NONE);
       worksheet_insert_chart(ws, 1, static_cast<lxw_col_t>(columns + 1), c);
     }
   }

@@ -44,13 +44,6 @@ Finding make_finding(std::string_view rule, Severity severity, std::int64_t step
   return f;
 }
 
-// The layer a parameter belongs to: its module, or its name up to the last '.'.
-std::string layer_of(const Observation& o) {
-  if (!o.module.empty()) return std::string(o.module);
-  const std::size_t dot = o.op.rfind('.');
-  return std::string(dot == std::string_view::npos ? o.op : o.op.substr(0, dot));
-}
-
 bool contains_word(std::string_view text, std::string_view word) {
   std::string lower(text);
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -88,6 +81,12 @@ double median_absolute_deviation(const std::vector<double>& values, double media
   deviations.reserve(values.size());
   for (const double v : values) deviations.push_back(std::abs(v - median));
   return median_of(std::move(deviations));
+}
+
+std::string layer_of(const Observation& o) {
+  if (!o.module.empty()) return std::string(o.module);
+  const std::size_t dot = o.op.rfind('.');
+  return std::string(dot == std::string_view::npos ? o.op : o.op.substr(0, dot));
 }
 
 std::string make_key(std::string_view module, std::string_view op) {

@@ -44,6 +44,8 @@ struct Measurements {
   std::vector<std::uint8_t> unit_active;  // dead_units: 1 per unit with a non-zero value
   std::optional<double> saturated_fraction;
   std::optional<SpectralEstimate> spectral;
+  // Counts in TensorFlow's default buckets (histogram_tensorflow), on histogram steps only.
+  std::vector<std::int64_t> histogram;
 };
 
 class Emitter {
@@ -56,6 +58,8 @@ class Emitter {
 };
 
 std::string make_key(std::string_view module, std::string_view op);
+// The layer a parameter belongs to: its module, or its name up to the last '.'.
+std::string layer_of(const Observation& o);
 
 class Monitors {
  public:

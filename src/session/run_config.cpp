@@ -1,5 +1,7 @@
 #include "tfdebug/session/run_config.hpp"
 
+#include <algorithm>
+#include <charconv>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -191,6 +193,8 @@ void apply(const Json& root, RunConfig& c, const Reader& r, const std::filesyste
       {"max_tracked", integer(c.max_tracked)},
       {"max_findings", integer(c.max_findings)},
       {"rules", table(rule_fields)},
+      {"metrics", table({{"histogram_every", integer(c.metrics.histogram_every)},
+                         {"max_histograms", integer(c.metrics.max_histograms)}})},
   };
   r.read_table(root, "", top);
 }
@@ -203,7 +207,81 @@ std::string read_file(const std::filesystem::path& path) {
   return text.str();
 }
 
+// The shortest decimal that reads back as the same double.
+std::string shortest(double value) {
+  char buffer[32];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+  return {buffer, result.ptr};
+}
+
 }  // namespace
+
+std::vector<std::pair<std::string, std::string>> RunConfig::entries() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  auto text = [&out](std::string key, std::string value) {
+    out.emplace_back(std::move(key), std::move(value));
+  };
+  auto flag = [&text](std::string key, bool value) { text(std::move(key), value ? "true" : "false"); };
+  auto number = [&text](std::string key, double value) { text(std::move(key), shortest(value)); };
+  auto integer = [&text](std::string key, std::int64_t value) {
+    text(std::move(key), std::to_string(value));
+  };
+  text("run_dir", run_dir.string());
+  text("tier", tier == Tier::watch ? "watch" : "diagnose");
+  flag("stop_on_error", stop_on_error);
+  flag("console", console);
+  integer("diagnose_steps", diagnose_steps);
+  integer("history_length", history_length);
+  text("target_dtype", target_dtype ? std::string(dtype_name(*target_dtype)) : "none");
+  integer("flight_recorder.steps", flight_recorder_steps);
+  integer("flight_recorder.after", flight_recorder_after);
+  integer("flight_recorder.max_ops", flight_recorder_max_ops);
+  integer("max_tracked", max_tracked);
+  integer("max_findings", max_findings);
+  integer("metrics.histogram_every", metrics.histogram_every);
+  integer("metrics.max_histograms", metrics.max_histograms);
+  flag("rules.nonfinite.enabled", rules.nonfinite.enabled);
+  flag("rules.headroom.enabled", rules.headroom.enabled);
+  number("rules.headroom.overflow_headroom", rules.headroom.overflow_headroom);
+  number("rules.headroom.underflow_fraction", rules.headroom.underflow_fraction);
+  flag("rules.gradients.enabled", rules.gradients.enabled);
+  integer("rules.gradients.min_history", rules.gradients.min_history);
+  number("rules.gradients.explode_ratio", rules.gradients.explode_ratio);
+  number("rules.gradients.vanish_ratio", rules.gradients.vanish_ratio);
+  integer("rules.gradients.min_layers", rules.gradients.min_layers);
+  number("rules.gradients.explode_vs_layers", rules.gradients.explode_vs_layers);
+  number("rules.gradients.vanish_vs_layers", rules.gradients.vanish_vs_layers);
+  flag("rules.dead_units.enabled", rules.dead_units.enabled);
+  integer("rules.dead_units.window", rules.dead_units.window);
+  number("rules.dead_units.min_fraction", rules.dead_units.min_fraction);
+  integer("rules.dead_units.max_units", rules.dead_units.max_units);
+  flag("rules.saturation.enabled", rules.saturation.enabled);
+  number("rules.saturation.margin", rules.saturation.margin);
+  number("rules.saturation.max_fraction", rules.saturation.max_fraction);
+  flag("rules.loss.enabled", rules.loss.enabled);
+  number("rules.loss.spike_factor", rules.loss.spike_factor);
+  integer("rules.loss.window", rules.loss.window);
+  integer("rules.loss.min_window", rules.loss.min_window);
+  number("rules.loss.max_z", rules.loss.max_z);
+  integer("rules.loss.divergence_window", rules.loss.divergence_window);
+  number("rules.loss.divergence_factor", rules.loss.divergence_factor);
+  flag("rules.update_ratio.enabled", rules.update_ratio.enabled);
+  number("rules.update_ratio.min_ratio", rules.update_ratio.min_ratio);
+  number("rules.update_ratio.max_ratio", rules.update_ratio.max_ratio);
+  flag("rules.weight_scale.enabled", rules.weight_scale.enabled);
+  number("rules.weight_scale.min_init", rules.weight_scale.min_init);
+  number("rules.weight_scale.max_init", rules.weight_scale.max_init);
+  number("rules.weight_scale.max_drift", rules.weight_scale.max_drift);
+  flag("rules.spectral.enabled", rules.spectral.enabled);
+  integer("rules.spectral.every", rules.spectral.every);
+  integer("rules.spectral.max_iterations", rules.spectral.max_iterations);
+  number("rules.spectral.tolerance", rules.spectral.tolerance);
+  number("rules.spectral.min_stable_rank", rules.spectral.min_stable_rank);
+  number("rules.spectral.max_growth", rules.spectral.max_growth);
+  integer("rules.spectral.max_elements", rules.spectral.max_elements);
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 RunConfig RunConfig::from_file(const std::filesystem::path& path) {
   const std::string name = path.string();
@@ -249,6 +327,8 @@ void RunConfig::validate() const {
   positive("flight_recorder.steps", flight_recorder_steps);
   positive("max_tracked", max_tracked);
   if (diagnose_steps < 0) throw Error("diagnose_steps: must be >= 0");
+  if (metrics.histogram_every < 0) throw Error("metrics.histogram_every: must be >= 0 (0: never)");
+  if (metrics.max_histograms < 0) throw Error("metrics.max_histograms: must be >= 0");
   if (flight_recorder_after < 0 || flight_recorder_after >= flight_recorder_steps)
     throw Error("flight_recorder.after: must be in [0, flight_recorder.steps), got " +
                 std::to_string(flight_recorder_after));

@@ -10,6 +10,7 @@
 
 #include "monitors.hpp"
 #include "report_json.hpp"
+#include "step_metrics.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/core/histogram.hpp"
 #include "tfdebug/core/stats.hpp"
@@ -59,6 +60,7 @@ struct Session::State : detail::Emitter {
   explicit State(RunConfig c)
       : config(std::move(c)),
         monitors(config),
+        metrics(config),
         recorder(config.flight_recorder_steps, config.flight_recorder_max_ops) {}
 
   // detail::Emitter, called with `mutex` held.
@@ -71,6 +73,7 @@ struct Session::State : detail::Emitter {
   RunConfig config;
   mutable std::mutex mutex;
   detail::Monitors monitors;
+  detail::MetricsCollector metrics;
   FlightRecorder recorder;
   std::vector<std::shared_ptr<Sink>> sinks;
   std::vector<Finding> findings;
@@ -89,6 +92,7 @@ struct Session::State : detail::Emitter {
   std::atomic<std::int64_t> diagnose_until{-1};
   std::atomic<bool> diagnose_armed{false};
   std::atomic<bool> error_found{false};
+  std::atomic<bool> histograms_wanted{false};  // a sink's wants_histograms()
 };
 
 namespace {
@@ -186,6 +190,7 @@ Session::~Session() {
 
 void Session::add_sink(std::shared_ptr<Sink> sink) {
   const std::lock_guard lock(state_->mutex);
+  if (sink->wants_histograms()) state_->histograms_wanted.store(true, std::memory_order_relaxed);
   state_->sinks.push_back(std::move(sink));
 }
 
@@ -217,10 +222,18 @@ void Session::observe(const Observation& observation) {
       m.saturated_fraction =
           saturated_fraction(observation.value, kind, s.config.rules.saturation.margin, m.stats.finite());
     std::optional<std::vector<double>> spectral_start;
-    if (observation.role == Role::parameter && m.stats.nonfinite() == 0) {
+    bool histogram = false;
+    const bool histogram_step =
+        s.histograms_wanted.load(std::memory_order_relaxed) && s.metrics.histogram_step(observation);
+    if ((observation.role == Role::parameter && m.stats.nonfinite() == 0) || histogram_step) {
       const std::lock_guard lock(s.mutex);
-      spectral_start = s.monitors.spectral_due(observation);
+      if (observation.role == Role::parameter && m.stats.nonfinite() == 0)
+        spectral_start = s.monitors.spectral_due(observation);
+      histogram = histogram_step && s.metrics.reserve_histogram(observation);
     }
+    // A second pass over the tensor, on histogram steps only (TensorFlow's fixed buckets, so the
+    // outputs of one module add up into one histogram).
+    if (histogram) m.histogram = histogram_tensorflow(observation.value).counts;
     if (spectral_start) {
       SpectralOptions options_spectral;
       options_spectral.max_iterations = s.config.rules.spectral.max_iterations;
@@ -232,6 +245,7 @@ void Session::observe(const Observation& observation) {
     ++s.observations;
     s.recorder.record(resolved, m.stats);
     s.monitors.observe(resolved, m, s);
+    s.metrics.observe(resolved, m);
   } catch (const std::exception& e) {
     // Note: nothing throws into the producer's (the user's) loop; the failure is reported.
     const std::lock_guard lock(s.mutex);
@@ -245,6 +259,15 @@ void Session::end_step(std::int64_t step, std::optional<double> loss) {
   State& s = *state_;
   const std::lock_guard lock(s.mutex);
   s.monitors.end_step(step, loss, s);
+  const StepMetrics metrics = s.metrics.end_step(step, loss);
+  for (const auto& sink : s.sinks) {
+    try {
+      sink->on_step(metrics);
+    } catch (const std::exception& e) {
+      // Note: a sink that cannot write (a full disk) must not stop training; it is reported.
+      if (s.hook_errors.size() < kMaxHookErrors) s.hook_errors.push_back(std::string("sink: ") + e.what());
+    }
+  }
   s.recorder.end_step(loss);
   ++s.steps;
   if (!s.first_step) s.first_step = step;

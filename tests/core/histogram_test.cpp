@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "tfdebug/core/error.hpp"
@@ -62,6 +64,31 @@ TEST(Histogram, TensorFlowDefaultLimits) {
     ASSERT_LT(limits[i - 1], limits[i]) << i;
     ASSERT_EQ(limits[i], -limits[limits.size() - 1 - i]) << i;
   }
+}
+
+// Note [TensorFlow bucket index]: the direct index agrees with std::upper_bound everywhere,
+// above all at and next to every limit.
+TEST(Histogram, TensorFlowBucketsAgreeWithBinarySearch) {
+  const auto& limits = tensorflow_bucket_limits();
+  std::vector<double> v = {0.0,      -0.0,      DBL_MAX, -DBL_MAX, DBL_MIN, -DBL_MIN,
+                           4.9e-324, -4.9e-324, 1e20,    -1e20,    1e300};
+  for (const double limit : limits) {
+    v.push_back(limit);
+    v.push_back(std::nextafter(limit, -INFINITY));
+    v.push_back(std::nextafter(limit, INFINITY));
+  }
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> exponent(-320, 305);
+  for (int i = 0; i < 200000; ++i) v.push_back((i % 2 ? -1 : 1) * std::pow(10.0, exponent(rng)));
+  const Histogram h = histogram_tensorflow(TensorView(v.data(), DType::f64, {std::int64_t(v.size())}));
+  std::vector<std::int64_t> expected(limits.size(), 0);
+  for (const double x : v) {
+    if (!std::isfinite(x)) continue;
+    auto it = std::upper_bound(limits.begin(), limits.end(), x);
+    if (it == limits.end()) --it;
+    ++expected[std::size_t(it - limits.begin())];
+  }
+  EXPECT_EQ(h.counts, expected);
 }
 
 TEST(Histogram, TensorFlowBucketsCountBelowTheirLimit) {

@@ -11,6 +11,10 @@
 #include "demo_model.hpp"
 #include "demo_profile.hpp"
 #include "tfdebug/core/error.hpp"
+#include "tfdebug/export/metrics_files.hpp"
+#include "tfdebug/export/mlflow_sink.hpp"
+#include "tfdebug/export/tensorboard_sink.hpp"
+#include "tfdebug/export/xlsx_sink.hpp"
 #include "tfdebug/session/session.hpp"
 #include "tfdebug/torch/attach.hpp"
 
@@ -26,6 +30,7 @@ struct DemoOptions {
   std::string out;
   bool profile = false;
   std::int64_t profile_steps = 5;
+  std::string tensorboard, mlflow, xlsx;  // sinks of the run's metrics and findings (docs/exports.md)
 };
 
 // Runs the training loop with the adapter attached to `sink`; prints the loss every `every` steps.
@@ -71,6 +76,17 @@ void run_demo(const DemoOptions& options) {
   if (!options.out.empty()) run.run_dir = options.out;
   Session session(run);
   session.add_sink(std::make_shared<ConsoleSink>(stdout));
+  if (!options.out.empty()) {
+    session.add_sink(
+        std::make_shared<JsonlMetricsSink>(std::filesystem::path(options.out) / "metrics.jsonl"));
+    session.add_sink(std::make_shared<CsvMetricsSink>(std::filesystem::path(options.out) / "metrics.csv"));
+  }
+  if (!options.tensorboard.empty()) session.add_sink(std::make_shared<TensorBoardSink>(options.tensorboard));
+  if (!options.mlflow.empty()) {
+    session.add_sink(std::make_shared<MlflowSink>(options.mlflow, "tfdebug demo", "fault " + options.fault,
+                                                  session.config()));
+  }
+  if (!options.xlsx.empty()) session.add_sink(std::make_shared<XlsxSink>(options.xlsx, session.config()));
   train(config, trainer, session, options.every);
   const RunSummary summary = session.finish();
   std::printf("copy accuracy on a fresh batch: %.2f\n", trainer.evaluate());
@@ -94,6 +110,12 @@ void register_demo(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--tier", options->tier, "What tfdebug observes: watch or diagnose")->capture_default_str();
   cmd->add_option("--out", options->out, "Run directory for report.json and flight_recorder.json");
+  cmd->add_option(
+      "--tensorboard", options->tensorboard,
+      "Also write the run's metrics, histograms and findings as a TensorBoard run in this folder");
+  cmd->add_option("--mlflow", options->mlflow, "Also log the run in this MLflow file store (e.g. ./mlruns)");
+  cmd->add_option("--xlsx", options->xlsx,
+                  "Also write the run's findings and metrics to this Excel workbook");
   cmd->add_option("--every", options->every, "Print the loss every N steps (0: never)")
       ->capture_default_str();
   cmd->add_flag(

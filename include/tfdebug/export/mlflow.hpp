@@ -14,9 +14,18 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 
 namespace tfdebug {
+
+// One metric point with the time it was measured (milliseconds since the Unix epoch).
+struct MlflowMetric {
+  std::string key;
+  double value = 0;
+  std::int64_t step = 0;
+  std::int64_t timestamp_ms = 0;
+};
 
 class MlflowRun {
  public:
@@ -31,6 +40,9 @@ class MlflowRun {
   void log_param(const std::string& key, const std::string& value);
   void set_tag(const std::string& key, const std::string& value);
   void log_metric(const std::string& key, double value, std::int64_t step);
+  // Many points at once, each key's file opened once (points of a key keep their order): for
+  // loggers that buffer. Every key is checked before anything is written.
+  void log_metrics(std::span<const MlflowMetric> points);
   // Copies a file into the run's artifacts/ (keeping its file name).
   void log_artifact(const std::string& path);
   // Ends the run: status FINISHED (or FAILED), end_time now.

@@ -53,6 +53,12 @@ class TensorBoardWriter {
   // max, count, sum and sum of squares; computed on the calling thread (the view need not
   // outlive the call). NaN and Inf are not binned (TensorBoard cannot show them).
   void add_histogram(std::string_view tag, TensorView values, std::int64_t step);
+  // A histogram counted already: `counts` per TensorFlow default bucket (aligned with
+  // tensorflow_bucket_limits() of <tfdebug/core/histogram.hpp>, e.g. histogram_tensorflow's
+  // counts or sums of them), with the summary of the finite values it counts. Throws
+  // tfdebug::Error when counts has the wrong length.
+  void add_histogram(std::string_view tag, std::span<const std::int64_t> counts, double min, double max,
+                     std::int64_t num, double sum, double sum_squares, std::int64_t step);
   // Markdown text (TensorBoard's text dashboard).
   void add_text(std::string_view tag, std::string_view markdown, std::int64_t step);
   // An encoded PNG image of `width` x `height` with `channels` (1 grey, 2 grey+alpha, 3 RGB,

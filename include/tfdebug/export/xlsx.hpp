@@ -50,13 +50,16 @@ class XlsxWorkbook {
   XlsxSheet& add_sheet(const std::string& name, std::vector<std::string> header);
   // A line chart of column `y` against column `x` of `sheet`, placed beside its table.
   void add_line_chart(const std::string& sheet, int x, int y, const std::string& title);
+  // One series per column of `ys` (named after its header), with a legend.
+  void add_line_chart(const std::string& sheet, int x, std::vector<int> ys, const std::string& title);
   // Writes the file. Throws tfdebug::Error naming the path when it cannot.
   void close();
 
  private:
   struct Chart {
     std::string sheet;
-    int x, y;
+    int x;
+    std::vector<int> ys;
     std::string title;
   };
   std::string path_;

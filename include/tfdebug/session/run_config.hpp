@@ -16,6 +16,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "tfdebug/core/dtype.hpp"
 #include "tfdebug/session/observation.hpp"
@@ -105,6 +108,15 @@ struct Rules {
   SpectralRule spectral;
 };
 
+// The per-step metrics handed to sinks (Sink::on_step, include/tfdebug/session/step_metrics.hpp).
+struct MetricsConfig {
+  // Histograms of every parameter and of every module's forward outputs on steps where
+  // step % histogram_every == 0 (when a sink wants them); 0: never.
+  int histogram_every = 10;
+  // Histograms per histogram step (parameters first, then modules); the rest are counted.
+  int max_histograms = 256;
+};
+
 struct RunConfig {
   // Where report.json and flight_recorder.json go; empty: nowhere. Created when needed.
   std::filesystem::path run_dir;
@@ -122,12 +134,17 @@ struct RunConfig {
   int max_tracked = 10000;             // distinct (module, op) keys with rule state; the rest are counted
   int max_findings = 1000;             // distinct findings kept; the rest are counted
   Rules rules;
+  MetricsConfig metrics;
 
   // Reads a .json or .toml file (by extension). A relative run_dir is relative to the file's
   // folder. Throws tfdebug::Error naming the file (and key) on any problem.
   static RunConfig from_file(const std::filesystem::path& path);
   // Checks ranges (positive windows, ordered thresholds); throws tfdebug::Error naming the key.
   void validate() const;
+  // Every key of the configuration file with this configuration's value as text, in the file's
+  // key names ("tier" = "watch", "rules.loss.window" = "50", "target_dtype" = "none"), sorted:
+  // e.g. the params of an MLflow run.
+  std::vector<std::pair<std::string, std::string>> entries() const;
 };
 
 }  // namespace tfdebug

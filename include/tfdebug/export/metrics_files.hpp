@@ -1,0 +1,57 @@
+// The per-step metrics of a debugged run (Sink::on_step) as plain files that any script reads:
+// JSON Lines (one object per step) and CSV (one row per value, "long" form). Both are appended
+// and flushed at every step, so a crashed run leaves every finished step readable. Schemas:
+// docs/exports.md, "From a training run".
+//
+//   session.add_sink(std::make_shared<tfdebug::JsonlMetricsSink>("runs/exp1/metrics.jsonl"));
+//   session.add_sink(std::make_shared<tfdebug::CsvMetricsSink>("runs/exp1/metrics.csv"));
+//
+//   metrics.jsonl: {"step":0,"loss":2.9,"modules":{"blocks.0.attn.q":{"grad_norm":0.01,
+//                   "update_ratio":0.003,"activations":{"outputs":2,"values":8192,...}}}}
+//   metrics.csv:   step,metric,module,value
+//                  0,loss,,2.9004
+//                  0,grad_norm,blocks.0.attn.q,0.0094
+// Histograms are not written here (TensorBoardSink has them).
+#pragma once
+
+#include <cstdio>
+#include <filesystem>
+
+#include "tfdebug/session/sink.hpp"
+
+namespace tfdebug {
+
+// Base of the two: owns the file (created with its folder; tfdebug::Error naming the path when
+// it cannot be), closes it at on_run_end.
+class MetricsFileSink : public Sink {
+ public:
+  ~MetricsFileSink() override;
+  MetricsFileSink(const MetricsFileSink&) = delete;
+  MetricsFileSink& operator=(const MetricsFileSink&) = delete;
+
+  void on_finding(const Finding& finding) override { (void)finding; }
+  void on_run_end(const RunSummary& summary) override;
+  const std::filesystem::path& path() const noexcept { return path_; }
+
+ protected:
+  explicit MetricsFileSink(std::filesystem::path path);
+  void write(const std::string& text);  // appends and flushes; tfdebug::Error when it cannot
+
+ private:
+  std::filesystem::path path_;
+  std::FILE* file_ = nullptr;
+};
+
+class JsonlMetricsSink : public MetricsFileSink {
+ public:
+  explicit JsonlMetricsSink(std::filesystem::path path) : MetricsFileSink(std::move(path)) {}
+  void on_step(const StepMetrics& metrics) override;
+};
+
+class CsvMetricsSink : public MetricsFileSink {
+ public:
+  explicit CsvMetricsSink(std::filesystem::path path);  // writes the header row
+  void on_step(const StepMetrics& metrics) override;
+};
+
+}  // namespace tfdebug

@@ -1,0 +1,54 @@
+// The per-step metrics of Sink::on_step, gathered from the measurements the Session makes for
+// its rules (Measurements: the stats kernel's result, unit activity, and on histogram steps the
+// TensorFlow-bucket counts). Private to the session target; called with the Session's lock held.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "monitors.hpp"
+#include "tfdebug/session/run_config.hpp"
+#include "tfdebug/session/step_metrics.hpp"
+
+namespace tfdebug::detail {
+
+class MetricsCollector {
+ public:
+  explicit MetricsCollector(const RunConfig& config) : config_(config) {}
+
+  // Whether this observation gets a histogram on this step, if there is room (no state; callable
+  // without the lock): histogram steps, parameters and forward outputs of floating dtypes.
+  bool histogram_step(const Observation& o) const;
+  // Takes one of the step's RunConfig::metrics.max_histograms slots for the observation's
+  // histogram (a module's outputs share one); false when they are all taken (counted).
+  bool reserve_histogram(const Observation& o);
+
+  void observe(const Observation& o, const Measurements& m);
+  // The step's metrics; clears the step's state.
+  StepMetrics end_step(std::int64_t step, std::optional<double> loss);
+
+ private:
+  struct ModuleState {
+    std::optional<double> grad_sq;  // NaN once a gradient was not finite
+    double update_sq = 0, weight_sq = 0;
+    bool has_ratio = false;
+    std::optional<ActivationSummary> activations;
+  };
+  struct UpdatePair {
+    std::string layer;
+    std::optional<double> weight, update;  // L2 norms; NaN when not finite
+  };
+  ModuleState* module(const std::string& name);
+  static void add_to(HistogramSnapshot& h, const Stats& s, const std::vector<std::int64_t>& counts);
+
+  const RunConfig& config_;
+  std::map<std::string, ModuleState> modules_;
+  std::map<std::string, UpdatePair> updates_;  // by parameter key (module, name)
+  std::map<std::string, HistogramSnapshot> weights_, activations_;
+  std::set<std::string> reserved_, dropped_;  // "w" / "a" + name
+};
+
+}  // namespace tfdebug::detail

@@ -1,0 +1,254 @@
+// Sink::on_step: every number of StepMetrics against values computed by hand from the tensors a
+// Probe hands the Session.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+
+#include "session_test_util.hpp"
+#include "tfdebug/core/histogram.hpp"
+#include "tfdebug/session/probe.hpp"
+
+namespace tfdebug {
+namespace {
+
+class RecordingSink : public Sink {
+ public:
+  explicit RecordingSink(bool histograms) : histograms_(histograms) {}
+  void on_finding(const Finding& f) override { findings.push_back(f); }
+  void on_run_end(const RunSummary& s) override { summary = s; }
+  void on_step(const StepMetrics& m) override { steps.push_back(m); }
+  bool wants_histograms() const noexcept override { return histograms_; }
+
+  std::vector<Finding> findings;
+  std::vector<StepMetrics> steps;
+  std::optional<RunSummary> summary;
+
+ private:
+  bool histograms_;
+};
+
+const ModuleMetrics& module(const StepMetrics& m, const std::string& name) {
+  const auto it = std::find_if(m.modules.begin(), m.modules.end(),
+                               [&](const ModuleMetrics& x) { return x.module == name; });
+  if (it == m.modules.end()) throw std::runtime_error("no module " + name);
+  return *it;
+}
+
+// Index of the TensorFlow bucket of v, from the limits alone: limit[i-1] <= v < limit[i].
+std::size_t bucket_of(double v) {
+  const std::vector<double>& limits = tensorflow_bucket_limits();
+  return std::size_t(std::upper_bound(limits.begin(), limits.end(), v) - limits.begin());
+}
+
+struct Tensors {
+  // fc1: weight [1, 2], bias [1]; fc2: two weight matrices [2, 2]
+  std::vector<float> w1 = {3, 4}, b1 = {1}, gw1 = {3, 4}, gb1 = {12}, uw1 = {0.3f, 0.4f}, ub1 = {5};
+  std::vector<float> a = {1, 0, 0, 0}, b = {0, 2, 0, 0}, ua = {0.1f, 0, 0, 0}, ub = {0, 0, 0.4f, 0};
+  std::vector<float> relu = {0, 1, 0, 2, 0, 3, 0, 0};
+  std::vector<float> linear = {-1, 1, -2, 2, -3, 3, -0.5f, -5};
+  std::vector<float> bad = {std::numeric_limits<float>::quiet_NaN(), 1};
+
+  static TensorView v(const std::vector<float>& x, std::initializer_list<std::int64_t> shape) {
+    return TensorView(x.data(), DType::f32, shape);
+  }
+  void step(Probe& probe, std::int64_t step, double loss) const {
+    probe.begin_step(step);
+    probe.observe_parameter("fc1.weight", v(w1, {1, 2}));
+    probe.observe_parameter("fc1.bias", v(b1, {1}));
+    probe.observe_parameter("fc2.a", v(a, {2, 2}));
+    probe.observe_parameter("fc2.b", v(b, {2, 2}));
+    probe.observe("fc1.linear", Phase::forward, v(linear, {2, 4}));
+    probe.observe("fc1.relu", Phase::forward, v(relu, {2, 4}));
+    probe.observe("fc2.log", Phase::forward, v(bad, {2}));
+    probe.observe("fc1.relu_backward", Phase::backward, v(relu, {2, 4}));  // not an activation
+    probe.observe_gradient("fc1.weight", v(gw1, {1, 2}));
+    probe.observe_gradient("fc1.bias", v(gb1, {1}));
+    probe.observe_update("fc1.weight", v(uw1, {1, 2}));
+    probe.observe_update("fc1.bias", v(ub1, {1}));  // rank 1: not in the ratio
+    probe.observe_update("fc2.a", v(ua, {2, 2}));
+    probe.observe_update("fc2.b", v(ub, {2, 2}));
+    probe.end_step(loss);
+  }
+};
+
+TEST(StepMetrics, HandComputedValues) {
+  Session session(testing::quiet_config());
+  auto sink = std::make_shared<RecordingSink>(false);
+  session.add_sink(sink);
+  Probe probe(session);
+  const Tensors t;
+  t.step(probe, 0, 2.5);
+  ASSERT_EQ(sink->steps.size(), 1u);
+  const StepMetrics& m = sink->steps[0];
+  EXPECT_EQ(m.step, 0);
+  EXPECT_EQ(m.loss, 2.5);
+  ASSERT_EQ(m.modules.size(), 2u);  // sorted: fc1, fc2
+  EXPECT_EQ(m.modules[0].module, "fc1");
+  EXPECT_EQ(m.modules[1].module, "fc2");
+
+  const ModuleMetrics& fc1 = module(m, "fc1");
+  // sqrt(3^2 + 4^2 + 12^2) = 13
+  ASSERT_TRUE(fc1.grad_norm);
+  EXPECT_DOUBLE_EQ(*fc1.grad_norm, 13.0);
+  // ||(0.3, 0.4)|| / ||(3, 4)|| = 0.5 / 5 (float inputs: 0.3f, 0.4f)
+  ASSERT_TRUE(fc1.update_ratio);
+  EXPECT_NEAR(*fc1.update_ratio, 0.1, 1e-7);
+  ASSERT_TRUE(fc1.activations);
+  const ActivationSummary& act = *fc1.activations;
+  EXPECT_EQ(act.outputs, 2);  // linear and relu; the backward output is not an activation
+  EXPECT_EQ(act.values, 16);
+  EXPECT_EQ(act.nonfinite, 0);
+  EXPECT_EQ(act.zeros, 5);
+  EXPECT_DOUBLE_EQ(act.zero_fraction(), 5.0 / 16.0);
+  EXPECT_DOUBLE_EQ(act.abs_max, 5.0);
+  // relu: units 0 and 2 are 0 in both rows (2 of 4); linear: none
+  ASSERT_TRUE(act.dead_fraction);
+  EXPECT_DOUBLE_EQ(*act.dead_fraction, 0.5);
+
+  const ModuleMetrics& fc2 = module(m, "fc2");
+  EXPECT_FALSE(fc2.grad_norm);  // no gradient observed
+  // sqrt((0.1^2 + 0.4^2) / (1^2 + 2^2)) = sqrt(0.17 / 5)
+  ASSERT_TRUE(fc2.update_ratio);
+  EXPECT_NEAR(*fc2.update_ratio, std::sqrt(0.17 / 5.0), 1e-7);
+  ASSERT_TRUE(fc2.activations);
+  EXPECT_EQ(fc2.activations->nonfinite, 1);
+  EXPECT_EQ(fc2.activations->values, 2);
+  EXPECT_DOUBLE_EQ(fc2.activations->abs_max, 1.0);
+  EXPECT_FALSE(fc2.activations->dead_fraction);  // rank 1: the dead-units rule does not measure it
+
+  EXPECT_TRUE(m.weights.empty());  // no sink wants histograms
+  EXPECT_TRUE(m.activations.empty());
+}
+
+TEST(StepMetrics, NonFiniteGradientMakesTheNormNaN) {
+  Session session(testing::quiet_config());
+  auto sink = std::make_shared<RecordingSink>(false);
+  session.add_sink(sink);
+  Probe probe(session);
+  const std::vector<float> g = {1, std::numeric_limits<float>::infinity()};
+  probe.begin_step(3);
+  probe.observe_gradient("fc.weight", TensorView(g.data(), DType::f32, {1, 2}));
+  probe.end_step();
+  ASSERT_EQ(sink->steps.size(), 1u);
+  EXPECT_FALSE(sink->steps[0].loss);
+  ASSERT_TRUE(module(sink->steps[0], "fc").grad_norm);
+  EXPECT_TRUE(std::isnan(*module(sink->steps[0], "fc").grad_norm));
+}
+
+TEST(StepMetrics, HistogramsOnHistogramSteps) {
+  RunConfig config = testing::quiet_config();
+  config.metrics.histogram_every = 2;
+  Session session(config);
+  auto sink = std::make_shared<RecordingSink>(true);
+  session.add_sink(sink);
+  Probe probe(session);
+  const Tensors t;
+  for (std::int64_t step = 0; step < 3; ++step) t.step(probe, step, 1.0);
+  ASSERT_EQ(sink->steps.size(), 3u);
+  EXPECT_TRUE(sink->steps[1].weights.empty());
+  EXPECT_TRUE(sink->steps[1].activations.empty());
+  for (const std::int64_t step : {0, 2}) {
+    const StepMetrics& m = sink->steps[std::size_t(step)];
+    ASSERT_EQ(m.weights.size(), 4u);  // sorted by name
+    EXPECT_EQ(m.weights[0].name, "fc1.bias");
+    const HistogramSnapshot& w = m.weights[1];
+    EXPECT_EQ(w.name, "fc1.weight");
+    ASSERT_EQ(w.counts.size(), tensorflow_bucket_limits().size());
+    EXPECT_EQ(w.count, 2);
+    EXPECT_EQ(w.min, 3);
+    EXPECT_EQ(w.max, 4);
+    EXPECT_DOUBLE_EQ(w.sum, 7);
+    EXPECT_DOUBLE_EQ(w.sum_squares, 25);
+    std::vector<std::int64_t> expected(w.counts.size(), 0);
+    ++expected[bucket_of(3)];
+    ++expected[bucket_of(4)];
+    EXPECT_EQ(w.counts, expected);
+
+    // fc1's two forward outputs in one histogram; fc2's NaN is not binned.
+    ASSERT_EQ(m.activations.size(), 2u);
+    const HistogramSnapshot& a = m.activations[0];
+    EXPECT_EQ(a.name, "fc1");
+    EXPECT_EQ(a.count, 16);
+    EXPECT_EQ(a.min, -5);
+    EXPECT_EQ(a.max, 3);
+    double sum = 0, squares = 0;
+    std::fill(expected.begin(), expected.end(), 0);
+    for (const auto* values : {&t.linear, &t.relu}) {
+      for (const float x : *values) {
+        sum += x;
+        squares += double(x) * x;
+        ++expected[bucket_of(x)];
+      }
+    }
+    EXPECT_DOUBLE_EQ(a.sum, sum);
+    EXPECT_DOUBLE_EQ(a.sum_squares, squares);
+    EXPECT_EQ(a.counts, expected);
+    const HistogramSnapshot& nan = m.activations[1];
+    EXPECT_EQ(nan.name, "fc2");
+    EXPECT_EQ(nan.count, 1);
+    std::int64_t binned = 0;
+    for (const std::int64_t c : nan.counts) binned += c;
+    EXPECT_EQ(binned, 1);
+    EXPECT_EQ(m.dropped_histograms, 0);
+  }
+}
+
+TEST(StepMetrics, HistogramCapIsCounted) {
+  RunConfig config = testing::quiet_config();
+  config.metrics.max_histograms = 3;
+  Session session(config);
+  auto sink = std::make_shared<RecordingSink>(true);
+  session.add_sink(sink);
+  Probe probe(session);
+  Tensors().step(probe, 0, 1.0);
+  const StepMetrics& m = sink->steps.at(0);
+  EXPECT_EQ(m.weights.size() + m.activations.size(), 3u);  // the first three names observed
+  EXPECT_EQ(m.dropped_histograms, 3);                      // 4 weights + 2 modules - 3
+}
+
+class ThrowingSink : public Sink {
+ public:
+  void on_finding(const Finding&) override {}
+  void on_run_end(const RunSummary&) override {}
+  void on_step(const StepMetrics&) override { throw std::runtime_error("disk full"); }
+};
+
+TEST(StepMetrics, ASinkThatThrowsDoesNotStopTheRun) {
+  Session session(testing::quiet_config());
+  session.add_sink(std::make_shared<ThrowingSink>());
+  auto sink = std::make_shared<RecordingSink>(false);
+  session.add_sink(sink);
+  Probe probe(session);
+  Tensors t;
+  EXPECT_NO_THROW(t.step(probe, 0, 1.0));
+  EXPECT_EQ(sink->steps.size(), 1u);
+  const RunSummary summary = session.finish();
+  ASSERT_EQ(summary.hook_errors.size(), 1u);
+  EXPECT_EQ(summary.hook_errors[0], "sink: disk full");
+}
+
+TEST(StepMetrics, ConfigEntriesUseTheFileKeys) {
+  RunConfig config;
+  config.metrics.histogram_every = 25;
+  config.rules.loss.spike_factor = 12.5;
+  const auto entries = config.entries();
+  auto value = [&](const std::string& key) {
+    for (const auto& [k, v] : entries) {
+      if (k == key) return v;
+    }
+    return std::string("<missing>");
+  };
+  EXPECT_TRUE(std::is_sorted(entries.begin(), entries.end()));
+  EXPECT_EQ(value("metrics.histogram_every"), "25");
+  EXPECT_EQ(value("metrics.max_histograms"), "256");
+  EXPECT_EQ(value("rules.loss.spike_factor"), "12.5");
+  EXPECT_EQ(value("rules.update_ratio.min_ratio"), "1e-05");
+  EXPECT_EQ(value("tier"), "watch");
+  EXPECT_EQ(value("target_dtype"), "none");
+  EXPECT_EQ(value("rules.spectral.enabled"), "true");
+}
+
+}  // namespace
+}  // namespace tfdebug
