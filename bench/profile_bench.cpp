@@ -7,7 +7,8 @@
 // recording runs and the collector drains; zone/idle the same with no recording (one relaxed
 // load). steady_clock/pair is two std::chrono::steady_clock::now() calls; rdtsc/pair two reads
 // of the TSC. collector/drain times stop() draining and converting 1M buffered events.
-// LibTorch's RECORD_FUNCTION is not measured here: it needs the LibTorch adapter's build.
+// LibTorch's RECORD_FUNCTION is measured against a zone in bench/zone_vs_record_function.cpp
+// (built only when LibTorch is found).
 #include <benchmark/benchmark.h>
 
 #include <chrono>

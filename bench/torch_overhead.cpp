@@ -1,8 +1,13 @@
 // Overhead of tfdebug::torch on the demo model: median training-step time with tfdebug off,
-// attached in watch and in diagnose, and with LibTorch's anomaly mode, all in one process, as
-// ratios to off. bench/torch_overhead.sh runs it (and the Python peers) and prints the table.
+// attached in watch and in diagnose, with LibTorch's anomaly mode, and under the op profiler
+// (tfdebug::torch::Profiler, what `tfdebug demo --profile` runs), all in one process, as ratios
+// to off. bench/torch_overhead.sh runs it (and the Python peers) and prints the table.
 //
-//   torch_overhead [--rounds N] [--steps N] [--default-only] [--no-anomaly]
+//   torch_overhead [--rounds N] [--steps N] [--default-only] [--no-anomaly] [--modes LIST]
+//
+// --modes picks the modes to run, comma separated, from: off, floor, watch-null, watch,
+// diagnose-null, diagnose, anomaly, profiler, profiler-no-memory ("off" always runs: the
+// ratios are to it). Default: all but the two profiler modes.
 #include <ATen/Parallel.h>
 #include <ATen/record_function.h>
 #include <torch/csrc/autograd/anomaly_mode.h>
@@ -19,6 +24,7 @@
 #include "demo_model.hpp"
 #include "tfdebug/session/session.hpp"
 #include "tfdebug/torch/attach.hpp"
+#include "tfdebug/torch/profiler.hpp"
 
 namespace {
 
@@ -43,9 +49,44 @@ class NullSink : public tfdebug::ObservationSink {
   tfdebug::Tier tier_;
 };
 
-enum class Mode { off, floor, watch_null, watch, diagnose_null, diagnose, anomaly };
-constexpr Mode kModes[] = {Mode::off,           Mode::floor,    Mode::watch_null, Mode::watch,
-                           Mode::diagnose_null, Mode::diagnose, Mode::anomaly};
+enum class Mode {
+  off,
+  floor,
+  watch_null,
+  watch,
+  diagnose_null,
+  diagnose,
+  anomaly,
+  profiler,
+  profiler_no_memory
+};
+constexpr Mode kModes[] = {Mode::off,     Mode::floor,         Mode::watch_null,
+                           Mode::watch,   Mode::diagnose_null, Mode::diagnose,
+                           Mode::anomaly, Mode::profiler,      Mode::profiler_no_memory};
+// Names for --modes.
+const char* mode_key(Mode m) {
+  switch (m) {
+    case Mode::off:
+      return "off";
+    case Mode::floor:
+      return "floor";
+    case Mode::watch_null:
+      return "watch-null";
+    case Mode::watch:
+      return "watch";
+    case Mode::diagnose_null:
+      return "diagnose-null";
+    case Mode::diagnose:
+      return "diagnose";
+    case Mode::anomaly:
+      return "anomaly";
+    case Mode::profiler:
+      return "profiler";
+    case Mode::profiler_no_memory:
+      return "profiler-no-memory";
+  }
+  return "?";
+}
 const char* mode_name(Mode m) {
   switch (m) {
     case Mode::off:
@@ -62,6 +103,10 @@ const char* mode_name(Mode m) {
       return "diagnose (Session)";
     case Mode::anomaly:
       return "LibTorch anomaly mode";
+    case Mode::profiler:
+      return "op profiler (demo --profile)";
+    case Mode::profiler_no_memory:
+      return "op profiler, memory off";
   }
   return "?";
 }
@@ -72,11 +117,22 @@ struct Runner {
   std::unique_ptr<tfdebug::ObservationSink> sink;
   std::vector<double> times;
   std::int64_t step = 0;
-  std::int64_t ops = 0;  // ops the adapter's callback saw, over the timed steps
+  std::int64_t ops = 0;  // ops the adapter's callback (or the profiler) saw, over the timed steps
+  tfdebug::demo::DemoConfig config;
 
   void run(std::int64_t steps) {
     std::optional<tfdebug::torch::Attachment> debug;
     if (sink) debug.emplace(tfdebug::torch::attach(*sink, trainer->model()));
+    // The profiler as `tfdebug demo --profile` constructs it; one per run of steps (only one may
+    // run at a time, and the modes interleave), stopped outside the timed steps.
+    std::optional<tfdebug::torch::Profiler> profiler;
+    if (mode == Mode::profiler || mode == Mode::profiler_no_memory) {
+      tfdebug::torch::ProfilerOptions options;
+      options.samples_per_step = double(config.batch);
+      options.tokens_per_step = double(config.batch * 2 * config.length);
+      options.memory = mode == Mode::profiler;
+      profiler.emplace(trainer->model(), options);
+    }
     std::optional<at::CallbackHandle> empty;
     if (mode == Mode::floor) {
       empty =
@@ -90,13 +146,16 @@ struct Runner {
     for (std::int64_t i = 0; i < steps; ++i, ++step) {
       const auto start = std::chrono::steady_clock::now();
       if (debug) debug->step_begin(step);
+      if (profiler) profiler->step_begin(step);
       const double loss = trainer->train_step();
       if (debug) debug->step_end(step, loss);
+      if (profiler) profiler->step_end(step);
       times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
     torch::autograd::AnomalyMode::set_enabled(false);
     if (empty) at::removeCallback(*empty);
     if (debug) ops += debug->counters().ops;
+    if (profiler) ops += static_cast<std::int64_t>(profiler->stop().ops_seen);
   }
   double median() const {
     auto sorted = times;
@@ -105,13 +164,14 @@ struct Runner {
   }
 };
 
-bool g_anomaly = true;  // --no-anomaly leaves the slowest mode out (for profiling the others)
+// Modes to run (--modes; --no-anomaly leaves the slowest mode out).
+std::vector<Mode> g_modes = {Mode::off,           Mode::floor,    Mode::watch_null, Mode::watch,
+                             Mode::diagnose_null, Mode::diagnose, Mode::anomaly};
 
 void measure(const char* label, const tfdebug::demo::DemoConfig& config, int rounds, std::int64_t steps) {
   std::vector<Runner> runners;
-  for (Mode mode : kModes) {
-    if (mode == Mode::anomaly && !g_anomaly) continue;
-    Runner r{mode, std::make_unique<tfdebug::demo::DemoTrainer>(config), nullptr, {}, 0};
+  for (Mode mode : g_modes) {
+    Runner r{mode, std::make_unique<tfdebug::demo::DemoTrainer>(config), nullptr, {}, 0, 0, config};
     if (mode == Mode::watch_null) r.sink = std::make_unique<NullSink>(tfdebug::Tier::watch);
     if (mode == Mode::diagnose_null) r.sink = std::make_unique<NullSink>(tfdebug::Tier::diagnose);
     if (mode == Mode::watch || mode == Mode::diagnose) {
@@ -137,11 +197,36 @@ void measure(const char* label, const tfdebug::demo::DemoConfig& config, int rou
       static_cast<long long>(config.batch), static_cast<long long>(2 * config.length),
       static_cast<long long>(runners[0].trainer->parameter_count()), runners[0].times.size());
   for (const auto& r : runners) {
-    std::printf("  %-26s %9.3f ms  %6.3fx", mode_name(r.mode), 1e3 * r.median(), r.median() / off);
+    std::printf("  %-30s %9.3f ms  %6.3fx", mode_name(r.mode), 1e3 * r.median(), r.median() / off);
     if (r.ops > 0) std::printf("  %7.0f ops/step seen", double(r.ops) / double(r.times.size()));
     std::printf("\n");
   }
   std::fflush(stdout);
+}
+
+// "off,profiler" -> the modes, off first; nullopt when a name is unknown.
+std::optional<std::vector<Mode>> parse_modes(const std::string& list) {
+  std::vector<Mode> modes = {Mode::off};
+  std::size_t begin = 0;
+  while (begin <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', begin), list.size());
+    const std::string key = list.substr(begin, comma - begin);
+    const auto* it =
+        std::find_if(std::begin(kModes), std::end(kModes), [&](Mode m) { return key == mode_key(m); });
+    if (it == std::end(kModes)) return std::nullopt;
+    if (std::find(modes.begin(), modes.end(), *it) == modes.end()) modes.push_back(*it);
+    begin = comma + 1;
+  }
+  return modes;
+}
+
+int usage() {
+  std::fprintf(
+      stderr,
+      "usage: torch_overhead [--rounds N] [--steps N] [--default-only] [--no-anomaly] [--modes LIST]\n"
+      "  LIST: comma separated, from off, floor, watch-null, watch, diagnose-null, diagnose, anomaly,\n"
+      "  profiler, profiler-no-memory\n");
+  return 2;
 }
 
 }  // namespace
@@ -150,14 +235,33 @@ int main(int argc, char** argv) {
   int rounds = 5;
   std::int64_t steps = 20;
   bool default_only = false;
+  bool anomaly = true;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--default-only") == 0) default_only = true;
-    if (std::strcmp(argv[i], "--no-anomaly") == 0) g_anomaly = false;
+    const bool has_value = i + 1 < argc;
+    if (std::strcmp(argv[i], "--default-only") == 0) {
+      default_only = true;
+    } else if (std::strcmp(argv[i], "--no-anomaly") == 0) {
+      anomaly = false;
+    } else if (std::strcmp(argv[i], "--rounds") == 0 && has_value) {
+      rounds = std::atoi(argv[++i]);
+    } else if (std::strcmp(argv[i], "--steps") == 0 && has_value) {
+      steps = std::atoll(argv[++i]);
+    } else if (std::strcmp(argv[i], "--modes") == 0 && has_value) {
+      auto modes = parse_modes(argv[++i]);
+      if (!modes) {
+        std::fprintf(stderr, "torch_overhead: --modes: unknown mode in '%s'\n", argv[i]);
+        return usage();
+      }
+      g_modes = std::move(*modes);
+    } else {
+      return usage();
+    }
   }
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::strcmp(argv[i], "--rounds") == 0) rounds = std::atoi(argv[i + 1]);
-    if (std::strcmp(argv[i], "--steps") == 0) steps = std::atoll(argv[i + 1]);
+  if (rounds < 1 || steps < 1) {
+    std::fprintf(stderr, "torch_overhead: --rounds and --steps must be at least 1\n");
+    return 2;
   }
+  if (!anomaly) std::erase(g_modes, Mode::anomaly);
   at::set_num_threads(1);
   tfdebug::demo::DemoConfig small;  // the demo's default size
   measure("default", small, rounds, steps);
