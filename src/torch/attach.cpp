@@ -19,14 +19,17 @@
 // Note [Outer ops only]
 // Most of a step's ops run inside other ops: CPU bmm selects each matrix of the batch (12,000 of
 // the demo model's 15,148 ops per step were such views), aten::linear calls aten::t and
-// aten::addmm, layer_norm calls native_layer_norm. LibTorch boxes inputs and outputs for every
-// op a callback sees, which alone cost 1.64x a small model's step. So the start callback of an op
-// turns RecordFunction off on its thread until the op ends (the end callback turns it back on;
-// RecordFunction runs end callbacks from its destructor, also when the op throws): an op is seen,
-// the ops inside it are not, and a bad value is reported at the op the caller called
-// (aten::layer_norm, not native_layer_norm). Autograd nodes are ops' callers too: the ops inside
-// a backward node are seen. Only dispatcher ops (those with a schema) turn recording off: named
-// RECORD_FUNCTION ranges, such as the engine's "autograd::engine::evaluate_function: MmBackward0"
+// aten::addmm, layer_norm calls native_layer_norm. A callback on every op cost 1.64x a small
+// model's step, however little it did. So an op is observed and the ops inside it are not: a bad
+// value is reported at the op the caller called (aten::layer_norm, not native_layer_norm). The
+// first time an op is seen on a thread, the ops inside it only push and pop a frame (kind inner)
+// and teach the op's OpInfo that it has inner ops; from then on its start callback turns
+// RecordFunction off on the thread until it ends (the end callback turns it back on;
+// RecordFunction runs end callbacks from its destructor, also when the op throws), so its inner
+// ops cost nothing. Ops without inner ops (most of the optimizer's in-place ops) never pay for
+// the switch, which rebuilds LibTorch's thread-local callback list each time. Autograd nodes are ops' callers
+// too: the ops inside a backward node are seen. Only dispatcher ops (those with a schema) turn recording off:
+// named RECORD_FUNCTION ranges, such as the engine's "autograd::engine::evaluate_function: MmBackward0"
 // around each backward node, contain the ops we want. The inner ops' autograd nodes take the module of the
 // outer op (every sequence number consumed while it ran). AttachOptions::nested_ops brings the inner ops
 // back.
@@ -120,6 +123,7 @@ struct OpInfo {
   std::uint64_t written_inputs = 0;  // bit i: argument i is written in place
   bool views_only = false;           // every return is a view of an input: nothing to observe
   bool named_range = false;          // no schema: a RECORD_FUNCTION range, not a dispatcher op
+  bool has_inner = false;            // learned: other ops run inside this one
 };
 
 bool starts_with(std::string_view s, std::string_view prefix) {
@@ -194,21 +198,23 @@ bool is_finite(TensorView view) {
 // ---- Per-thread state (Note [Frames]) --------------------------------------------------------
 
 constexpr std::size_t kMaxInputs = 8;
+constexpr std::uint64_t kNoSequence = ~std::uint64_t{0};
 constexpr std::size_t kSeen = 8;
 
-enum class FrameKind : std::uint8_t { op, node, user_scope };
+enum class FrameKind : std::uint8_t { op, node, user_scope, inner };
 
 struct Frame {
   FrameKind kind = FrameKind::op;
   bool observe = false;
-  bool inputs_overflow = false;      // more floating inputs than kMaxInputs: finiteness unknown
-  std::int8_t written_finite = -1;   // -1: no in-place input; else whether it was finite before
-  bool restore_recording = false;    // the start callback turned recording off for the inner ops
-  std::uint64_t first_sequence = 0;  // forward: the autograd sequence number when the op started
+  bool inputs_overflow = false;     // more floating inputs than kMaxInputs: finiteness unknown
+  std::int8_t written_finite = -1;  // -1: no in-place input; else whether it was finite before
+  bool outer = false;               // an op whose inner ops are not observed (Note [Outer ops only])
+  bool restore_recording = false;   // the start callback turned recording off for the inner ops
+  std::uint64_t first_sequence = kNoSequence;  // forward: the next autograd sequence number at start
   Phase phase = Phase::forward;
   std::uint32_t module = 0;
   std::uint8_t input_count = 0;
-  const OpInfo* info = nullptr;
+  OpInfo* info = nullptr;
   std::array<at::Tensor, kMaxInputs> inputs;
 };
 
@@ -238,8 +244,9 @@ struct ThreadState {
     f.observe = false;
     f.inputs_overflow = false;
     f.written_finite = -1;
+    f.outer = false;
     f.restore_recording = false;
-    f.first_sequence = 0;
+    f.first_sequence = kNoSequence;
     f.input_count = 0;
     f.info = nullptr;
     return f;
@@ -351,7 +358,7 @@ bool inside_backward(const ThreadState& t) {
   return !t.nodes.empty() || ::torch::autograd::get_current_graph_task_nodes_in_graph() != nullptr;
 }
 
-const OpInfo& op_info(ThreadState& t, const at::RecordFunction& fn) {
+OpInfo& op_info(ThreadState& t, const at::RecordFunction& fn) {
   const char* name = fn.name();  // schema-owned: stable for the op's lifetime
   auto it = t.ops.find(name);
   if (it == t.ops.end()) it = t.ops.emplace(name, describe_op(fn)).first;
@@ -403,6 +410,14 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   Frame& f = t.push();
   detail::AttachState* s = g_state.load(std::memory_order_acquire);
   if (s == nullptr || !s->in_step.load(std::memory_order_relaxed)) return nullptr;
+  if (t.depth >= 2) {  // Note [Outer ops only]: an op inside an op that is observed
+    Frame& parent = t.frames[t.depth - 2];
+    if (parent.kind == FrameKind::inner || (parent.kind == FrameKind::op && parent.outer)) {
+      f.kind = FrameKind::inner;
+      if (parent.kind == FrameKind::op) parent.info->has_inner = true;
+      return nullptr;
+    }
+  }
   try {
     const auto generation = s->generation.load(std::memory_order_relaxed);
     if (t.generation != generation) {
@@ -430,7 +445,8 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     s->ops.fetch_add(1, std::memory_order_relaxed);
     const bool diagnose = s->tier.load(std::memory_order_relaxed) == Tier::diagnose;
     f.info = &op_info(t, fn);
-    if (!s->options.nested_ops && !f.info->named_range) {  // Note [Outer ops only]
+    f.outer = !s->options.nested_ops && !f.info->named_range;
+    if (f.outer && f.info->has_inner) {  // Note [Outer ops only]
       f.restore_recording = true;
       at::enableRecordFunction(false);
     }
@@ -459,7 +475,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
           f.module = t.scopes.empty() ? t.last_module : t.scopes.back();
         }
         s->remember_module(fn.seqNr(), f.module);
-        f.first_sequence = std::uint64_t(std::max<std::int64_t>(fn.seqNr(), 0));
+        f.first_sequence = at::sequence_number::peek();
       }
       // watch: the outputs of the forward ops that read a parameter (the parameterised layers)
       if (!diagnose && !(f.phase == Phase::forward && parameter_module != 0)) return nullptr;
@@ -547,14 +563,17 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext* /*context*/) {
     if (!t.scopes.empty()) t.scopes.pop_back();
     return;
   }
+  if (f.kind == FrameKind::inner) return;
   if (f.restore_recording) {
     f.restore_recording = false;
     at::enableRecordFunction(true);
-    // The inner ops went unrecorded; the autograd nodes they created belong to this op's module.
+  }
+  if (f.outer && f.first_sequence != kNoSequence) {
+    // The inner ops went unobserved; the autograd nodes they created belong to this op's module.
     detail::AttachState* s = g_state.load(std::memory_order_acquire);
     if (s != nullptr && f.phase == Phase::forward) {
       const std::uint64_t end = at::sequence_number::peek();
-      for (std::uint64_t n = f.first_sequence + 1; n < end && n < f.first_sequence + 4096; ++n) {
+      for (std::uint64_t n = f.first_sequence; n < end && n < f.first_sequence + 4096; ++n) {
         s->remember_module(std::int64_t(n), f.module);
       }
     }

@@ -109,7 +109,9 @@ void register_demo(CLI::App& app) {
   cmd->add_option("--fault", options->fault, "Injected fault: " + std::string(demo::kFaultNames))
       ->capture_default_str();
   cmd->add_option("--tier", options->tier, "What tfdebug observes: watch or diagnose")->capture_default_str();
-  cmd->add_option("--out", options->out, "Run directory for report.json and flight_recorder.json");
+  cmd->add_option("--out", options->out,
+                  "Run directory: report.json, flight_recorder.json, metrics.jsonl and metrics.csv "
+                  "(with --profile: the trace and profile files)");
   cmd->add_option(
       "--tensorboard", options->tensorboard,
       "Also write the run's metrics, histograms and findings as a TensorBoard run in this folder");
