@@ -128,6 +128,9 @@ SaturationKind Monitors::saturation_kind(const Observation& o) const {
     return SaturationKind::none;
   if (contains_word(o.op, "tanh")) return SaturationKind::tanh;
   if (contains_word(o.op, "sigmoid")) return SaturationKind::sigmoid;
+  if (contains_word(o.op, "gelu") && o.input != nullptr && is_floating(o.input->dtype()) &&
+      o.input->numel() > 0)
+    return SaturationKind::gelu;
   return SaturationKind::none;
 }
 
@@ -330,14 +333,21 @@ void Monitors::check_saturation(const Observation& o, const Measurements& m, Emi
   const double fraction = *m.saturated_fraction;
   if (fraction < rule.max_fraction) return;
   Finding f = make_finding("saturation", Severity::warning, o.step, o.phase, o.module, o.op);
-  const bool tanh = contains_word(o.op, "tanh");
-  f.message = num(100 * fraction) + "% of " + where(o.module, o.op) + "'s outputs are within " +
-              num(rule.margin) + " of " + (tanh ? "+-1" : "0 or 1") + ", where its gradient vanishes" +
-              at_step(o.phase, o.step);
+  if (saturation_kind(o) == SaturationKind::gelu) {
+    f.message = num(100 * fraction) + "% of " + where(o.module, o.op) + "'s inputs are below -" +
+                num(rule.gelu_cutoff) + ", GELU's flat negative tail, where its gradient vanishes" +
+                at_step(o.phase, o.step);
+    f.evidence = {{"saturated_fraction", fraction}, {"gelu_cutoff", rule.gelu_cutoff}};
+  } else {
+    const bool tanh = contains_word(o.op, "tanh");
+    f.message = num(100 * fraction) + "% of " + where(o.module, o.op) + "'s outputs are within " +
+                num(rule.margin) + " of " + (tanh ? "+-1" : "0 or 1") + ", where its gradient vanishes" +
+                at_step(o.phase, o.step);
+    f.evidence = {{"saturated_fraction", fraction}, {"margin", rule.margin}};
+  }
   f.suggestion =
       "normalise the pre-activation (LayerNorm), shrink the initialisation or the "
       "learning rate, or use a non-saturating activation";
-  f.evidence = {{"saturated_fraction", fraction}, {"margin", rule.margin}};
   out.emit(std::move(f));
 }
 

@@ -37,7 +37,7 @@ double median_of(std::vector<double> values);  // NaN when empty
 // Median of |x - median|: the robust scale of the loss rule.
 double median_absolute_deviation(const std::vector<double>& values, double median);
 
-enum class SaturationKind : std::uint8_t { none, tanh, sigmoid };
+enum class SaturationKind : std::uint8_t { none, tanh, sigmoid, gelu };
 
 struct Measurements {
   Stats stats;

@@ -126,6 +126,7 @@ void apply(const Json& root, RunConfig& c, const Reader& r, const std::filesyste
                             {"max_units", integer64(rules.dead_units.max_units)}})},
       {"saturation", table({{"enabled", flag(rules.saturation.enabled)},
                             {"margin", real(rules.saturation.margin)},
+                            {"gelu_cutoff", real(rules.saturation.gelu_cutoff)},
                             {"max_fraction", real(rules.saturation.max_fraction)}})},
       {"loss", table({{"enabled", flag(rules.loss.enabled)},
                       {"spike_factor", real(rules.loss.spike_factor)},
@@ -257,6 +258,7 @@ std::vector<std::pair<std::string, std::string>> RunConfig::entries() const {
   integer("rules.dead_units.max_units", rules.dead_units.max_units);
   flag("rules.saturation.enabled", rules.saturation.enabled);
   number("rules.saturation.margin", rules.saturation.margin);
+  number("rules.saturation.gelu_cutoff", rules.saturation.gelu_cutoff);
   number("rules.saturation.max_fraction", rules.saturation.max_fraction);
   flag("rules.loss.enabled", rules.loss.enabled);
   number("rules.loss.spike_factor", rules.loss.spike_factor);
@@ -343,6 +345,7 @@ void RunConfig::validate() const {
   positive("rules.dead_units.window", rules.dead_units.window);
   fraction("rules.dead_units.min_fraction", rules.dead_units.min_fraction);
   positive("rules.saturation.margin", rules.saturation.margin);
+  positive("rules.saturation.gelu_cutoff", rules.saturation.gelu_cutoff);
   if (rules.saturation.margin >= 0.5) throw Error("rules.saturation.margin: must be below 0.5");
   fraction("rules.saturation.max_fraction", rules.saturation.max_fraction);
   positive("rules.loss.spike_factor", rules.loss.spike_factor);

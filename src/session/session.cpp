@@ -43,8 +43,17 @@ std::vector<std::uint8_t> unit_activity(TensorView value) {
 }
 
 // Fraction of the finite outputs of a tanh or sigmoid within `margin` of its asymptotes, from
-// fixed histogram bins whose outer bins are the tails (the margin is rounded to a whole bin).
-double saturated_fraction(TensorView value, detail::SaturationKind kind, double margin, std::int64_t finite) {
+// fixed histogram bins whose outer bins are the tails (the margin is rounded to a whole bin); for
+// GELU, the fraction of its finite inputs below -cutoff.
+double saturated_fraction(const Observation& o, detail::SaturationKind kind, const SaturationRule& rule,
+                          std::int64_t finite) {
+  if (kind == detail::SaturationKind::gelu) {
+    const Histogram h = histogram_fixed(*o.input, 1, -rule.gelu_cutoff, -rule.gelu_cutoff + 1.0);
+    const std::int64_t inputs_finite = h.counts.front() + h.below + h.above;
+    return inputs_finite == 0 ? 0.0 : static_cast<double>(h.below) / static_cast<double>(inputs_finite);
+  }
+  const TensorView& value = o.value;
+  const double margin = rule.margin;
   const bool tanh = kind == detail::SaturationKind::tanh;
   const double lo = tanh ? -1.0 : 0.0;
   const int bins = std::max(2, static_cast<int>(std::lround(1.0 / margin * (tanh ? 2.0 : 1.0))));
@@ -220,7 +229,7 @@ void Session::observe(const Observation& observation) {
     if (s.monitors.wants_unit_activity(observation)) m.unit_active = unit_activity(observation.value);
     if (const auto kind = s.monitors.saturation_kind(observation); kind != detail::SaturationKind::none)
       m.saturated_fraction =
-          saturated_fraction(observation.value, kind, s.config.rules.saturation.margin, m.stats.finite());
+          saturated_fraction(observation, kind, s.config.rules.saturation, m.stats.finite());
     std::optional<std::vector<double>> spectral_start;
     bool histogram = false;
     const bool histogram_step =

@@ -124,6 +124,7 @@ struct OpInfo {
   bool views_only = false;           // every return is a view of an input: nothing to observe
   bool named_range = false;          // no schema: a RECORD_FUNCTION range, not a dispatcher op
   bool has_inner = false;            // learned: other ops run inside this one
+  bool gelu = false;                 // aten::gelu: its input goes with its output (saturation rule)
 };
 
 bool starts_with(std::string_view s, std::string_view prefix) {
@@ -135,6 +136,7 @@ OpInfo describe_op(const at::RecordFunction& fn) {
   std::string_view name = fn.name();
   info.uninitialised = starts_with(name, "aten::empty") || starts_with(name, "aten::new_empty") ||
                        name == "aten::resize_" || name == "aten::resize_as_" || name == "aten::set_";
+  info.gelu = name == "aten::gelu";
   auto schema = fn.operator_schema();  // a copy: only once per op name and thread
   if (!schema) {
     info.named_range = true;
@@ -547,8 +549,10 @@ void observe_output(detail::AttachState& s, ThreadState& t, const Frame& f, cons
     return;
   }
   const FrameInputs inputs(f);
+  std::optional<TensorView> input;
+  if (f.info->gelu && f.input_count > 0) input = view_of(f.inputs[0]);
   s.deliver({s.step.load(std::memory_order_relaxed), f.phase, Role::output, paths().path(f.module), fn.name(),
-             *view, std::nullopt, &inputs});
+             *view, std::nullopt, &inputs, input ? &*input : nullptr});
 }
 
 void on_end(const at::RecordFunction& fn, at::ObserverContext* /*context*/) {

@@ -134,6 +134,39 @@ TEST(Rules, SaturatedSigmoidBothTails) {
   EXPECT_DOUBLE_EQ(saturated[0].evidence_value("saturated_fraction"), 0.6);
 }
 
+// GELU's flat tail is in its input: outputs near 0 come from x << 0 (saturated) and from x ~ 0
+// (slope 0.5) alike, so the rule reads the pre-activation the producer passes along.
+TEST(Rules, SaturatedGeluFromItsInput) {
+  Session session(testing::quiet_config());
+  std::vector<float> x(20, 0.0f);  // 12 of 20 inputs below -3; -3 itself is not below
+  for (int i = 0; i < 12; ++i) x[std::size_t(i)] = -3.5f - float(i);
+  x[12] = -3.0f;
+  const std::vector<std::int64_t> shape = {20};
+  const TensorView input(x.data(), DType::f32, std::span<const std::int64_t>(shape));
+  std::vector<float> y(20);
+  for (std::size_t i = 0; i < y.size(); ++i)
+    y[i] = float(0.5 * x[i] * (1.0 + std::erf(x[i] / std::sqrt(2.0))));
+  session.begin_step(4);
+  Observation o = output(4, "blocks.0.mlp", "aten::gelu", y);
+  o.input = &input;
+  session.observe(o);
+  // Near-zero outputs from inputs near 0 are not saturated: no finding for this one.
+  const std::vector<float> small(20, -0.01f);
+  const TensorView small_input(small.data(), DType::f32, std::span<const std::int64_t>(shape));
+  Observation near_zero = output(4, "blocks.1.mlp", "aten::gelu", std::vector<float>(20, -0.00496f));
+  near_zero.input = &small_input;
+  session.observe(near_zero);
+  // Without its input a GELU output is not judged.
+  session.observe(output(4, "blocks.2.mlp", "aten::gelu", std::vector<float>(20, -0.001f)));
+  session.end_step(4, std::nullopt);
+  const auto saturated = with_rule(session.findings(), "saturation");
+  ASSERT_EQ(saturated.size(), 1u) << testing::describe(session.findings());
+  EXPECT_EQ(saturated[0].module, "blocks.0.mlp");
+  EXPECT_DOUBLE_EQ(saturated[0].evidence_value("saturated_fraction"), 0.6);
+  EXPECT_DOUBLE_EQ(saturated[0].evidence_value("gelu_cutoff"), 3.0);
+  EXPECT_NE(saturated[0].message.find("inputs are below -3"), std::string::npos) << saturated[0].message;
+}
+
 TEST(Rules, LossSpikeTenTimesTheLargestLoss) {
   Session session(testing::quiet_config());
   for (std::int64_t step = 0; step < 8; ++step) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <torch/nn/module.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <mutex>
@@ -15,6 +16,7 @@
 #include "demo_model.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/core/stats.hpp"
+#include "tfdebug/session/session.hpp"
 #include "tfdebug/torch/attach.hpp"
 
 namespace {
@@ -353,6 +355,29 @@ TEST_F(AttachTest, ScopeNamesOpsWithoutParametersAndInPlaceProducersAreFound) {
   EXPECT_EQ(first->op, "aten::log_");
   EXPECT_EQ(first->module, "custom.block");
   EXPECT_EQ(first->inputs_finite, true);
+}
+
+// The GELU's input travels with its output, so a Session sees the flat tail.
+TEST_F(AttachTest, GeluOutputsCarryTheirInputAndASessionFindsTheSaturatedTail) {
+  auto tiny = std::make_shared<Tiny>();
+  tfdebug::RunConfig config;
+  config.tier = Tier::diagnose;
+  tfdebug::Session session(config);
+  auto debug = tfdebug::torch::attach(session, *tiny);
+  debug.step_begin(0);
+  {
+    tfdebug::torch::Scope scope("mlp");
+    auto pre = at::matmul(at::full({4, 4}, -2.0), tiny->weight);  // -8 everywhere
+    (void)at::gelu(pre);
+  }
+  debug.step_end(0, 1.0);
+  const auto findings = session.findings();
+  const auto it = std::find_if(findings.begin(), findings.end(),
+                               [](const tfdebug::Finding& f) { return f.rule == "saturation"; });
+  ASSERT_NE(it, findings.end());
+  EXPECT_EQ(it->op, "aten::gelu");
+  EXPECT_EQ(it->module, "mlp");
+  EXPECT_DOUBLE_EQ(it->evidence_value("saturated_fraction"), 1.0);
 }
 
 TEST_F(AttachTest, DetachStopsObservingAndOnlyOneAttachmentAtATime) {

@@ -57,6 +57,9 @@ struct Observation {
   std::optional<bool> inputs_finite;
   // Outputs only, when inputs_finite is empty: asks the producer (see InputsCheck).
   const InputsCheck* inputs = nullptr;
+  // Outputs of activations whose rules need the pre-activation (GELU: its flat tail is only
+  // visible in the input): the op's first floating-point input, when the producer has it.
+  const TensorView* input = nullptr;
 
   // inputs_finite when the producer set it, else the answer of `inputs`, else nullopt.
   std::optional<bool> resolve_inputs_finite() const {

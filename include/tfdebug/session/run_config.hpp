@@ -58,6 +58,7 @@ struct DeadUnitsRule {
 struct SaturationRule {
   bool enabled = true;
   double margin = 0.01;       // tanh: |y| >= 1 - margin; sigmoid: y <= margin or y >= 1 - margin
+  double gelu_cutoff = 3.0;   // GELU: input x < -gelu_cutoff, where |GELU'(x)| < 0.012
   double max_fraction = 0.5;  // report when at least this fraction of values is saturated
 };
 
