@@ -149,8 +149,8 @@ void train_with_trace_window(const demo::DemoConfig& config, demo::DemoTrainer& 
       debug.step_begin(step);
       profiler->step_begin(step);
       const double loss = trainer.train_step();
+      profiler->step_end(step);  // before the Session's end-of-step work, which is not the model's
       debug.step_end(step, loss);
-      profiler->step_end(step);
       if (options.every > 0 && (step % options.every == 0 || step + 1 == config.steps)) {
         std::printf("step %5lld  loss %.4f\n", static_cast<long long>(step), loss);
       }

@@ -7,7 +7,7 @@
 //       *model, tfdebug::torch::ProfilerOptions{.keep_steps_before = 3, .keep_steps_after = 1});
 //   session.add_sink(std::make_shared<tfdebug::torch::AnomalyWindowSink>(profiler));
 //   auto debug = tfdebug::torch::attach(session, *model);
-//   ... debug.step_begin(s); profiler->step_begin(s); step; debug.step_end(s, loss); profiler->step_end(s);
+//   ... debug.step_begin(s); profiler->step_begin(s); step; profiler->step_end(s); debug.step_end(s, loss);
 //   tfdebug::profile::OpProfile p = profiler->stop();   // p.trace: the window; p.window: its steps
 //
 // The sink shares the profiler, so a Session that outlives it stays safe: findings after stop()
