@@ -121,7 +121,7 @@ void print_report(const profile::OpProfile& p, const DemoProfileOptions& options
 
 std::filesystem::path output_dir(const std::string& out, const char* option) {
   if (out.empty()) throw Error(std::string(option) + " needs --out DIR for the trace and profile files");
-  const std::filesystem::path dir(out);
+  std::filesystem::path dir(out);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw Error(out + ": cannot create the directory (" + ec.message() + ")");
