@@ -25,6 +25,18 @@
 // the allocation was made while reporting was on. So live bytes are those allocated since the
 // profiler started and not yet freed; memory that existed before (the parameters) is not in it.
 // The reporter is pushed on the constructing thread and popped by stop() on the same thread.
+//
+// Note [Step window]
+// With ProfilerOptions::keep_steps_before > 0, each thread's ring also remembers where each step
+// began in it (the ring's write count when step_begin ran; a thread first seen inside a step
+// begins there at 0). step_begin runs on the training thread while no op runs elsewhere, so it
+// sets every thread's boundary and recording flag itself. stop() keeps, per thread, the events
+// from the first window step whose beginning is still in the ring up to the beginning of the
+// first step after the window; everything else counts as evicted (discarded by the window, as
+// with the zones' keep_last). After mark_anomaly(S), the first step_begin past S + keep_steps_after
+// turns recording off on every thread, so the window's steps stay in the ring however long the run
+// goes on. The anomaly's instant event is written to the ring of the thread that marked it, so it
+// sits in time order among that thread's events.
 #include "tfdebug/torch/profiler.hpp"
 
 #include <ATen/core/Tensor.h>
@@ -42,6 +54,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <string>
@@ -157,6 +170,9 @@ struct ThreadData {
   // The trace ring: the last `ring.size()` events.
   std::vector<Event> ring;
   std::uint64_t written = 0;
+  // Note [Step window]: where each of the last steps began in the ring (step, write count).
+  bool recording = true;
+  std::deque<std::pair<std::int64_t, std::uint64_t>> boundaries;
 
   Frame& push() {
     if (depth == frames.size()) frames.resize(frames.size() * 2);
@@ -165,7 +181,7 @@ struct ThreadData {
     return f;
   }
   void emit(std::int64_t ts, std::uint32_t name_id, profile::EventKind kind, double value = 0) {
-    if (ring.empty()) return;
+    if (ring.empty() || !recording) return;
     ring[written % ring.size()] = Event{ts, value, name_id, kind};
     ++written;
   }
@@ -233,6 +249,18 @@ struct ProfilerState {
   std::int64_t step_start = 0;
   std::vector<std::int64_t> step_ns;
   ThreadData* owner = nullptr;  // the constructing thread
+
+  // Note [Step window]
+  bool window = false;
+  std::int64_t last_begun = -1;  // the latest step_begin's step (-1: none yet)
+  bool frozen = false;           // past the anomaly's window: no more trace events
+  std::uint32_t step_name = 0;   // the running step's slice name ("step" or "step <n>")
+  std::mutex anomaly_mutex;
+  std::int64_t anomaly_step = -1;
+  std::string anomaly;
+  std::size_t max_boundaries() const {
+    return std::size_t(options.keep_steps_before + options.keep_steps_after) + 3;
+  }
 
   // Note [Module of an op]-style ring: sequence number (high 40 bits), module id (low 24 bits).
   static constexpr std::size_t kRing = std::size_t{1} << 16;
@@ -315,6 +343,11 @@ ThreadData& ProfilerState::thread() {
   data->rows.reserve(256);
   std::lock_guard<std::mutex> lock(threads_mutex);
   data->name = threads.empty() ? "main" : "worker " + std::to_string(threads.size());
+  if (window) {
+    // Note [Step window]: a thread first seen inside a step holds that step from its start.
+    data->recording = !frozen;
+    if (last_begun >= 0 && !frozen) data->boundaries.emplace_back(last_begun, 0);
+  }
   threads.push_back(std::move(data));
   tls_data = threads.back().get();
   tls_generation = generation;
@@ -658,6 +691,12 @@ Profiler::Profiler(::torch::nn::Module& module, const ProfilerOptions& options)
     : state_(std::make_unique<detail::ProfilerState>()) {
   auto& s = *state_;
   s.options = options;
+  if (options.keep_steps_before < 0 || options.keep_steps_after < 0)
+    throw Error("tfdebug::torch::Profiler: keep_steps_before and keep_steps_after must be >= 0");
+  if (options.keep_steps_after > 0 && options.keep_steps_before == 0)
+    throw Error("tfdebug::torch::Profiler: keep_steps_after needs keep_steps_before > 0 (the step window)");
+  s.window = options.keep_steps_before > 0;
+  s.step_name = s.step_id;
   s.generation = g_generation.fetch_add(1) + 1;
   for (const auto& named : module.named_modules(/*name_prefix=*/"", /*include_self=*/true)) {
     const auto id = s.intern(named.key());
@@ -699,8 +738,26 @@ void Profiler::step_begin(std::int64_t step) {
   s.step.store(step);
   s.backward_seen.store(false);
   s.step_generation.fetch_add(1);
+  if (s.window) {
+    // Note [Step window]
+    bool record = true;
+    {
+      std::lock_guard<std::mutex> lock(s.anomaly_mutex);
+      if (s.anomaly_step >= 0 && step > s.anomaly_step + s.options.keep_steps_after) record = false;
+    }
+    s.step_name = s.intern("step " + std::to_string(step));
+    std::lock_guard<std::mutex> lock(s.threads_mutex);
+    s.frozen = !record;
+    s.last_begun = step;
+    for (auto& t : s.threads) {
+      t->recording = record;
+      if (!record) continue;
+      t->boundaries.emplace_back(step, t->written);
+      while (t->boundaries.size() > s.max_boundaries()) t->boundaries.pop_front();
+    }
+  }
   s.step_start = s.ts();
-  s.owner->emit(s.step_start, s.step_id, profile::EventKind::kBegin);
+  s.owner->emit(s.step_start, s.step_name, profile::EventKind::kBegin);
   s.in_step.store(true);
 }
 
@@ -714,7 +771,7 @@ void Profiler::step_end(std::int64_t step) {
     std::lock_guard<std::mutex> lock(s.threads_mutex);
     for (auto& t : s.threads) close_slices(*t, end);
   }
-  s.owner->emit(end, s.step_id, profile::EventKind::kEnd);
+  s.owner->emit(end, s.step_name, profile::EventKind::kEnd);
   if (s.options.memory) {
     const auto rss = rss_bytes();
     s.owner->emit(end, s.rss_id, profile::EventKind::kCounter, double(rss));
@@ -735,6 +792,50 @@ void Profiler::step_end(std::int64_t step) {
     for (auto& [key, a] : alive) s.memory.alive_at_step_end.push_back(std::move(a));
   }
 }
+
+bool Profiler::mark_anomaly(std::int64_t step, const std::string& what) {
+  if (!state_ || !state_->window) return false;
+  auto& s = *state_;
+  {
+    std::lock_guard<std::mutex> lock(s.anomaly_mutex);
+    if (s.anomaly_step >= 0) return false;
+    s.anomaly_step = std::max<std::int64_t>(step, 0);
+    s.anomaly = what;
+  }
+  const auto name = s.intern("tfdebug: " + what);
+  s.thread().emit(s.ts(), name, profile::EventKind::kInstant);
+  return true;
+}
+
+namespace {
+
+// Note [Step window]: the part [begin, end) of a thread's written events that the window keeps,
+// and the first and last step in it (-1 when none).
+struct Kept {
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
+  std::int64_t first_step = -1;
+  std::int64_t last_step = -1;
+};
+
+Kept window_part(const ThreadData& t, std::int64_t first, std::int64_t last) {
+  Kept k;
+  const std::uint64_t oldest = t.written - std::min<std::uint64_t>(t.written, t.ring.size());
+  for (std::size_t i = 0; i < t.boundaries.size(); ++i) {
+    const auto [step, index] = t.boundaries[i];
+    const std::uint64_t next = i + 1 < t.boundaries.size() ? t.boundaries[i + 1].second : t.written;
+    if (step < first || step > last || index < oldest) continue;  // outside, or no longer whole
+    if (k.first_step < 0) {
+      k.first_step = step;
+      k.begin = index;
+    }
+    k.last_step = step;
+    k.end = next;
+  }
+  return k;
+}
+
+}  // namespace
 
 profile::OpProfile Profiler::stop() {
   if (!state_) throw Error("tfdebug::torch::Profiler: stop called twice");
@@ -838,26 +939,57 @@ profile::OpProfile Profiler::stop() {
     out.memory.malloc_mmap_bytes = std::int64_t(info.hblkhd);
   }
 #endif
-  // The trace: each thread's ring, oldest first.
+  // The trace: each thread's ring, oldest first (Note [Step window]: the window's part of it).
   auto& trace = out.trace;
   trace.pid = std::uint32_t(::getpid());
   trace.process_name = "tfdebug torch profile";
+  std::int64_t first = 0;
+  std::int64_t last = -1;
+  if (s.window) {
+    out.window.enabled = true;
+    out.window.anomaly_step = s.anomaly_step;
+    out.window.anomaly = s.anomaly;
+    if (s.anomaly_step >= 0) {
+      first = s.anomaly_step - s.options.keep_steps_before;
+      last = s.anomaly_step + s.options.keep_steps_after;
+    } else {
+      first = s.last_begun - s.options.keep_steps_before + 1;
+      last = s.last_begun;
+    }
+  }
   std::vector<std::uint32_t> trace_name(s.names.size(), ~0U);
   for (auto& t : s.threads) {
     profile::ThreadTrace thread;
     thread.tid = t->tid;
     thread.name = t->name;
     const std::size_t capacity = t->ring.size();
-    const std::uint64_t count = std::min<std::uint64_t>(t->written, capacity);
-    thread.evicted = t->written - count;
+    std::uint64_t begin = t->written - std::min<std::uint64_t>(t->written, capacity);
+    std::uint64_t end = t->written;
+    if (s.window) {
+      const Kept kept = window_part(*t, first, last);
+      begin = kept.begin;
+      end = kept.end;
+      if (t.get() == s.owner) {
+        out.window.first_step = kept.first_step;
+        out.window.last_step = kept.last_step;
+      }
+    }
+    thread.evicted = t->written - (end - begin);
     out.trace_evicted += thread.evicted;
-    thread.events.reserve(count);
-    for (std::uint64_t i = t->written - count; i < t->written; ++i) {
+    thread.events.reserve(end - begin);
+    for (std::uint64_t i = begin; i < end; ++i) {
       const Event& e = t->ring[i % capacity];
       if (trace_name[e.name] == ~0U) trace_name[e.name] = trace.intern(s.names[e.name]);
       thread.events.push_back({e.ts, trace_name[e.name], e.kind, e.value});
     }
     if (!thread.events.empty()) trace.threads.push_back(std::move(thread));
+  }
+  if (out.window.enabled && out.window.first_step >= 0) {
+    trace.process_name +=
+        ": steps " + std::to_string(out.window.first_step) + "-" + std::to_string(out.window.last_step);
+    if (out.window.anomaly_step >= 0)
+      trace.process_name +=
+          " around step " + std::to_string(out.window.anomaly_step) + " (" + out.window.anomaly + ")";
   }
   state_.reset();
   return out;

@@ -5,11 +5,17 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <memory>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "demo_model.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/profile/flops.hpp"
+#include "tfdebug/session/session.hpp"
+#include "tfdebug/torch/anomaly_window.hpp"
+#include "tfdebug/torch/attach.hpp"
 
 namespace tfdebug::torch {
 namespace {
@@ -144,6 +150,219 @@ TEST(Profiler, OneAtATime) {
   EXPECT_THROW(Profiler second(trainer.model()), Error);
   (void)first.stop();
   EXPECT_THROW((void)first.stop(), Error);
+}
+
+// ---- Step window (Note [Step window] in src/torch/profiler.cpp) ----------------------------------
+
+// The names of the step slices, the instant events and the event count of a trace.
+struct WindowTrace {
+  std::vector<std::string> steps;     // "step <n>" slices, in order, on any thread
+  std::vector<std::string> instants;  // instant event names
+  std::size_t max_thread_events = 0;
+};
+
+WindowTrace read_window(const profile::Trace& trace) {
+  WindowTrace w;
+  for (const auto& thread : trace.threads) {
+    w.max_thread_events = std::max(w.max_thread_events, thread.events.size());
+    for (const auto& slice : profile::slices(thread)) {
+      const auto& name = trace.names[slice.name];
+      if (name.rfind("step", 0) == 0) w.steps.push_back(name);
+    }
+    for (const auto& e : thread.events)
+      if (e.kind == profile::EventKind::kInstant) w.instants.push_back(trace.names[e.name]);
+  }
+  return w;
+}
+
+// Every end closes the slice its thread opened last, with the same name.
+void expect_nested(const profile::Trace& trace) {
+  for (const auto& thread : trace.threads) {
+    std::vector<std::uint32_t> open;
+    for (const auto& e : thread.events) {
+      if (e.kind == profile::EventKind::kBegin) open.push_back(e.name);
+      if (e.kind != profile::EventKind::kEnd) continue;
+      ASSERT_FALSE(open.empty()) << thread.name << ": end of " << trace.names[e.name] << " with nothing open";
+      ASSERT_EQ(trace.names[open.back()], trace.names[e.name]) << thread.name;
+      open.pop_back();
+    }
+    EXPECT_TRUE(open.empty()) << thread.name << ": " << open.size() << " slices left open";
+  }
+}
+
+TEST(ProfilerWindow, KeepsTheStepsAroundAMarkedAnomaly) {
+  demo::DemoConfig config;
+  demo::DemoTrainer trainer(config);
+  trainer.train_step();
+  ProfilerOptions options;
+  options.keep_steps_before = 2;
+  options.keep_steps_after = 1;
+  options.trace_events = std::size_t{1} << 18;  // room for the window (about 30,000 events a step)
+  Profiler profiler(trainer.model(), options);
+  for (std::int64_t step = 0; step < 10; ++step) {
+    profiler.step_begin(step);
+    trainer.train_step();
+    if (step == 5) {
+      EXPECT_TRUE(profiler.mark_anomaly(5, "planted in blocks.1.mlp aten::log"));
+    }
+    if (step == 6) {
+      EXPECT_FALSE(profiler.mark_anomaly(6, "a second one"));  // the first one counts
+    }
+    profiler.step_end(step);
+  }
+  const auto p = profiler.stop();
+  const auto w = read_window(p.trace);
+  EXPECT_EQ(w.steps, (std::vector<std::string>{"step 3", "step 4", "step 5", "step 6"}));
+  EXPECT_EQ(w.instants, (std::vector<std::string>{"tfdebug: planted in blocks.1.mlp aten::log"}));
+  EXPECT_TRUE(p.window.enabled);
+  EXPECT_EQ(p.window.first_step, 3);
+  EXPECT_EQ(p.window.last_step, 6);
+  EXPECT_EQ(p.window.anomaly_step, 5);
+  EXPECT_EQ(p.window.anomaly, "planted in blocks.1.mlp aten::log");
+  EXPECT_EQ(p.trace.process_name,
+            "tfdebug torch profile: steps 3-6 around step 5 (planted in blocks.1.mlp aten::log)");
+  EXPECT_LE(w.max_thread_events, options.trace_events);
+  EXPECT_GT(p.trace_evicted, 0u);  // steps 0-2 were recorded and discarded; 7-9 never recorded
+  expect_nested(p.trace);
+  // The aggregates go on past the window: all ten steps are timed and counted.
+  EXPECT_EQ(p.step_ns.size(), 10u);
+  std::uint64_t addcdiv = 0;
+  for (const auto& row : p.ops)
+    if (row.op == "aten::addcdiv_") addcdiv += row.calls;
+  EXPECT_EQ(addcdiv, 10u * 38u);
+}
+
+TEST(ProfilerWindow, WithoutAnAnomalyKeepsTheLastSteps) {
+  demo::DemoConfig config;
+  demo::DemoTrainer trainer(config);
+  ProfilerOptions options;
+  options.keep_steps_before = 2;
+  Profiler profiler(trainer.model(), options);
+  for (std::int64_t step = 0; step < 6; ++step) {
+    profiler.step_begin(step);
+    trainer.train_step();
+    profiler.step_end(step);
+  }
+  const auto p = profiler.stop();
+  EXPECT_EQ(read_window(p.trace).steps, (std::vector<std::string>{"step 4", "step 5"}));
+  EXPECT_EQ(p.window.anomaly_step, -1);
+  EXPECT_EQ(p.trace.process_name, "tfdebug torch profile: steps 4-5");
+  expect_nested(p.trace);
+}
+
+TEST(ProfilerWindow, AStepThatNoLongerFitsInTheRingIsDroppedWhole) {
+  demo::DemoConfig config;
+  demo::DemoTrainer trainer(config);
+  trainer.train_step();
+  // Measure one step's events on the main thread, then give the ring room for 1.5 steps.
+  std::size_t per_step = 0;
+  {
+    Profiler probe(trainer.model(), ProfilerOptions{.keep_steps_before = 1});
+    probe.step_begin(0);
+    trainer.train_step();
+    probe.step_end(0);
+    for (const auto& thread : probe.stop().trace.threads) per_step = std::max(per_step, thread.events.size());
+  }
+  ASSERT_GT(per_step, 100u);
+  ProfilerOptions options;
+  options.keep_steps_before = 3;
+  options.trace_events = per_step * 3 / 2;
+  Profiler profiler(trainer.model(), options);
+  for (std::int64_t step = 0; step < 6; ++step) {
+    profiler.step_begin(step);
+    trainer.train_step();
+    if (step == 4) profiler.mark_anomaly(4, "planted");
+    profiler.step_end(step);
+  }
+  const auto p = profiler.stop();
+  // Steps 1-4 are the window; only step 4 is still whole in the ring (step 5 was not recorded).
+  const auto w = read_window(p.trace);
+  EXPECT_EQ(w.steps, (std::vector<std::string>{"step 4"}));
+  EXPECT_EQ(p.window.first_step, 4);
+  EXPECT_EQ(p.window.last_step, 4);
+  EXPECT_LE(w.max_thread_events, options.trace_events);
+  expect_nested(p.trace);
+}
+
+TEST(ProfilerWindow, BadOptionsAndNoWindow) {
+  demo::DemoConfig config;
+  demo::DemoTrainer trainer(config);
+  EXPECT_THROW(Profiler(trainer.model(), ProfilerOptions{.keep_steps_after = 2}), Error);
+  EXPECT_THROW(Profiler(trainer.model(), ProfilerOptions{.keep_steps_before = -1}), Error);
+  Profiler plain(trainer.model());
+  EXPECT_FALSE(plain.mark_anomaly(0, "no window"));  // the plain ring has no steps to keep
+  (void)plain.stop();
+}
+
+// The Session and the profiler together: the adapter hides the inner ops of the ops it observes
+// (Note [Outer ops only] in src/torch/attach.cpp), so the profiler sees outer ops; its nesting and
+// self times stay consistent, and the AnomalyWindowSink marks the Session's first error.
+TEST(ProfilerWindow, WithTheSessionKeepsTheStepsAroundTheFirstError) {
+  demo::DemoConfig config;
+  config.fault = demo::Fault::log;
+  config.steps = 90;
+  demo::DemoTrainer trainer(config);
+  RunConfig run;
+  run.tier = Tier::diagnose;  // the adapter observes every op (watch observes only some)
+  Session session(run);
+  ProfilerOptions options;
+  options.keep_steps_before = 3;
+  options.keep_steps_after = 1;
+  options.trace_events = 50000;
+  profile::OpProfile p;
+  {
+    auto debug = attach(session, trainer.model());
+    debug.step_begin(0);  // the adapter learns which ops have inner ops before the profiler starts
+    debug.step_end(0, trainer.train_step());
+    auto profiler = std::make_shared<Profiler>(trainer.model(), options);
+    session.add_sink(std::make_shared<AnomalyWindowSink>(profiler));
+    for (std::int64_t step = 1; step < config.steps; ++step) {
+      debug.step_begin(step);
+      profiler->step_begin(step);
+      const double loss = trainer.train_step();
+      profiler->step_end(step);  // before the Session's end-of-step work, which is not the model's
+      debug.step_end(step, loss);
+    }
+    p = profiler->stop();
+  }
+  const auto summary = session.finish();
+  const Finding* first_error = nullptr;
+  for (const auto& f : summary.findings)
+    if (f.severity == Severity::error && (first_error == nullptr || f.step < first_error->step))
+      first_error = &f;
+  ASSERT_NE(first_error, nullptr) << "the log fault should be found within " << config.steps << " steps";
+  const auto s = first_error->step;
+  ASSERT_GE(s, 4);
+  ASSERT_LE(s + 1, config.steps - 1);
+  const auto w = read_window(p.trace);
+  std::vector<std::string> expected;
+  for (auto step = s - 3; step <= s + 1; ++step) expected.push_back("step " + std::to_string(step));
+  EXPECT_EQ(w.steps, expected);
+  ASSERT_EQ(w.instants.size(), 1u);
+  EXPECT_EQ(w.instants[0], "tfdebug: " + AnomalyWindowSink::describe(*first_error));
+  EXPECT_EQ(p.window.anomaly_step, s);
+  EXPECT_LE(w.max_thread_events, options.trace_events);
+  expect_nested(p.trace);
+  for (const auto& row : p.ops) {
+    EXPECT_GE(row.self_ns, 0) << row.op;
+    EXPECT_LE(row.self_ns, row.total_ns) << row.op;
+  }
+  // Forward: the demo's Linear layers call aten::matmul (then add_ the bias), which has inner ops
+  // (view, mm, _unsafe_view; bmm for the attention's 4-d products). The adapter observes matmul
+  // and switches recording off inside it, so the profiler sees matmul without inner ops: self =
+  // total, and no forward mm or bmm. (Without the adapter they are there: the FLOPs test above.)
+  std::uint64_t matmul_calls = 0;
+  for (const auto& row : p.ops) {
+    if (row.phase != "forward") continue;
+    EXPECT_NE(row.op, "aten::mm") << row.module;
+    EXPECT_NE(row.op, "aten::bmm") << row.module;
+    if (row.op == "aten::matmul") {
+      matmul_calls += row.calls;
+      EXPECT_EQ(row.self_ns, row.total_ns) << row.module;
+    }
+  }
+  // 89 profiled steps x 17 matmuls (6 Linear layers and 2 attention products per block, the head).
+  EXPECT_EQ(matmul_calls, 89u * 17u);
 }
 
 }  // namespace

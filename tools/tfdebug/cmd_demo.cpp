@@ -30,6 +30,7 @@ struct DemoOptions {
   std::string out;
   bool profile = false;
   std::int64_t profile_steps = 5;
+  std::int64_t trace_window = 0, trace_window_after = 1;  // the session with a step-windowed op trace
   std::string tensorboard, mlflow, xlsx;  // sinks of the run's metrics and findings (docs/exports.md)
 };
 
@@ -59,6 +60,8 @@ void run_demo(const DemoOptions& options) {
     throw Error("--tier: expected watch or diagnose, got '" + options.tier + "'");
   }
   if (config.steps < 1) throw Error("--steps: expected at least 1");
+  if (options.trace_window != 0 && (options.profile || options.out.empty()))
+    throw Error("--trace-window needs --out DIR and cannot be combined with --profile");
   demo::DemoTrainer trainer(config);
   std::printf(
       "tfdebug demo: transformer LM, %lld blocks, d_model %lld, %lld heads, %lld parameters; copy task; "
@@ -87,7 +90,12 @@ void run_demo(const DemoOptions& options) {
                                                   session.config()));
   }
   if (!options.xlsx.empty()) session.add_sink(std::make_shared<XlsxSink>(options.xlsx, session.config()));
-  train(config, trainer, session, options.every);
+  if (options.trace_window != 0) {
+    train_with_trace_window(config, trainer, session,
+                            {options.trace_window, options.trace_window_after, options.every, options.out});
+  } else {
+    train(config, trainer, session, options.every);
+  }
   const RunSummary summary = session.finish();
   std::printf("copy accuracy on a fresh batch: %.2f\n", trainer.evaluate());
   if (!options.out.empty()) std::printf("run directory: %s (report.json)\n", options.out.c_str());
@@ -124,6 +132,12 @@ void register_demo(CLI::App& app) {
       "--profile", options->profile,
       "Profile training steps after a warm-up instead: per-layer time, FLOPs, memory; files in --out");
   cmd->add_option("--profile-steps", options->profile_steps, "Steps profiled with --profile")
+      ->capture_default_str();
+  cmd->add_option("--trace-window", options->trace_window,
+                  "Also profile ops and keep the trace of the K steps before the first error-level "
+                  "finding (or the last K steps) in --out (docs/profiling.md)");
+  cmd->add_option("--trace-window-after", options->trace_window_after,
+                  "With --trace-window: steps kept after the first error's step")
       ->capture_default_str();
   cmd->footer(
       "Exit 0 when no error-level finding was made, 1 when one was (it is reported), 2 for bad options.");

@@ -14,6 +14,8 @@
 #include "tfdebug/export/chrome_trace.hpp"
 #include "tfdebug/export/flame_graph.hpp"
 #include "tfdebug/export/perfetto_trace.hpp"
+#include "tfdebug/torch/anomaly_window.hpp"
+#include "tfdebug/torch/attach.hpp"
 #include "tfdebug/torch/profiler.hpp"
 
 namespace tfdebug::cli {
@@ -117,16 +119,68 @@ void print_report(const profile::OpProfile& p, const DemoProfileOptions& options
   }
 }
 
+std::filesystem::path output_dir(const std::string& out, const char* option) {
+  if (out.empty()) throw Error(std::string(option) + " needs --out DIR for the trace and profile files");
+  std::filesystem::path dir(out);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw Error(out + ": cannot create the directory (" + ec.message() + ")");
+  return dir;
+}
+
 }  // namespace
+
+void train_with_trace_window(const demo::DemoConfig& config, demo::DemoTrainer& trainer, Session& session,
+                             const DemoTraceWindowOptions& options) {
+  if (options.before < 1) throw Error("--trace-window: expected at least 1 step");
+  if (options.after < 0) throw Error("--trace-window-after: expected 0 or more steps");
+  const std::filesystem::path dir = output_dir(options.out, "--trace-window");
+  torch::ProfilerOptions profiler_options;
+  profiler_options.keep_steps_before = options.before;
+  profiler_options.keep_steps_after = options.after;
+  profiler_options.samples_per_step = double(config.batch);
+  profiler_options.tokens_per_step = double(config.batch * 2 * config.length);
+  profile::OpProfile p;
+  {
+    auto debug = torch::attach(session, trainer.model());
+    auto profiler = std::make_shared<torch::Profiler>(trainer.model(), profiler_options);
+    session.add_sink(std::make_shared<torch::AnomalyWindowSink>(profiler));
+    for (std::int64_t step = 0; step < config.steps; ++step) {
+      debug.step_begin(step);
+      profiler->step_begin(step);
+      const double loss = trainer.train_step();
+      profiler->step_end(step);  // before the Session's end-of-step work, which is not the model's
+      debug.step_end(step, loss);
+      if (options.every > 0 && (step % options.every == 0 || step + 1 == config.steps)) {
+        std::printf("step %5lld  loss %.4f\n", static_cast<long long>(step), loss);
+      }
+    }
+    p = profiler->stop();
+  }
+  write_file(dir / "trace.json", [&](std::ostream& out) { write_chrome_trace(p.trace, out); });
+  write_file(dir / "trace.perfetto-trace", [&](std::ostream& out) { write_perfetto_trace(p.trace, out); });
+  write_file(dir / "profile.speedscope.json", [&](std::ostream& out) { write_speedscope(p.trace, out); });
+  std::size_t events = 0;
+  for (const auto& thread : p.trace.threads) events += thread.events.size();
+  if (p.window.first_step < 0) {
+    std::printf("trace window: no step's events fit in the trace\n");
+  } else if (p.window.anomaly_step >= 0) {
+    std::printf("trace window: steps %lld-%lld around step %lld (%s), %zu events\n",
+                static_cast<long long>(p.window.first_step), static_cast<long long>(p.window.last_step),
+                static_cast<long long>(p.window.anomaly_step), p.window.anomaly.c_str(), events);
+  } else {
+    std::printf("trace window: no error-level finding; the last steps %lld-%lld, %zu events\n",
+                static_cast<long long>(p.window.first_step), static_cast<long long>(p.window.last_step),
+                events);
+  }
+  std::printf("wrote %s: trace.json (Chrome), trace.perfetto-trace, profile.speedscope.json\n",
+              options.out.c_str());
+}
 
 void run_demo_profile(const demo::DemoConfig& config, demo::DemoTrainer& trainer,
                       const DemoProfileOptions& options) {
   if (options.steps < 1) throw Error("--profile-steps: expected at least 1");
-  if (options.out.empty()) throw Error("--profile needs --out DIR for the trace and profile files");
-  const std::filesystem::path dir(options.out);
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw Error(options.out + ": cannot create the directory (" + ec.message() + ")");
+  const std::filesystem::path dir = output_dir(options.out, "--profile");
   for (std::int64_t i = 0; i < options.warmup; ++i) trainer.train_step();
   torch::ProfilerOptions profiler_options;
   profiler_options.samples_per_step = double(config.batch);

@@ -1,12 +1,14 @@
 // `tfdebug demo --profile`: profiles the demo's training steps after a warm-up with
 // tfdebug::torch::Profiler, prints the per-layer table, the top ops with recommendations and the
-// memory peak, and writes the trace and profile files (docs/profiling.md).
+// memory peak, and writes the trace and profile files (docs/profiling.md). `tfdebug demo
+// --trace-window K` runs the Session and a step-windowed Profiler together.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include "demo_model.hpp"
+#include "tfdebug/session/session.hpp"
 
 namespace tfdebug::cli {
 
@@ -17,6 +19,19 @@ struct DemoProfileOptions {
   std::string out;  // directory for trace.json, trace.perfetto-trace, profile.speedscope.json, flame.svg,
                     // profile.json
 };
+
+struct DemoTraceWindowOptions {
+  std::int64_t before = 3;  // steps kept before the first error's step
+  std::int64_t after = 1;   // and after it
+  std::int64_t every = 20;  // print the loss every N steps (0: never)
+  std::string out;          // directory for trace.json, trace.perfetto-trace, profile.speedscope.json
+};
+
+// `tfdebug demo --trace-window K`: trains with the adapter attached to `session` and a step-windowed
+// Profiler whose AnomalyWindowSink marks the session's first error-level finding; writes the trace of
+// the steps around it (or of the last K steps when there was none).
+void train_with_trace_window(const demo::DemoConfig& config, demo::DemoTrainer& trainer, Session& session,
+                             const DemoTraceWindowOptions& options);
 
 void run_demo_profile(const demo::DemoConfig& config, demo::DemoTrainer& trainer,
                       const DemoProfileOptions& options);

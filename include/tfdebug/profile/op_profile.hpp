@@ -90,6 +90,15 @@ struct MemoryProfile {
   std::int64_t malloc_mmap_bytes = -1;
 };
 
+// The steps a step-windowed trace holds (tfdebug::torch::ProfilerOptions::keep_steps_before).
+struct TraceWindow {
+  bool enabled = false;
+  std::int64_t first_step = -1;  // the steps whose events the trace holds (-1: none)
+  std::int64_t last_step = -1;
+  std::int64_t anomaly_step = -1;  // the step given to mark_anomaly (-1: no anomaly was marked)
+  std::string anomaly;             // its description, as in the trace's instant event
+};
+
 struct OpProfile {
   std::vector<std::int64_t> step_ns;   // wall time of each profiled step
   std::vector<OpStats> ops;            // by self time, largest first
@@ -103,6 +112,7 @@ struct OpProfile {
   double samples_per_step = 0;        // given by the caller (0: unknown)
   double tokens_per_step = 0;
   Trace trace;
+  TraceWindow window;
 
   std::int64_t total_step_ns() const;
   double total_flops() const;

@@ -26,11 +26,25 @@
 // row), a ring of the last trace_events trace events per thread, at most timeline_points points
 // of the memory timeline. Only one Profiler may run at a time; construct and stop it on the
 // training thread, with no step running on another thread.
+//
+// Step window (ProfilerOptions::keep_steps_before > 0): the trace keeps whole steps, not the last
+// N events: the last keep_steps_before steps, or, once mark_anomaly(S, what) was called, steps
+// S - keep_steps_before .. S + keep_steps_after with an instant event "tfdebug: <what>" where the
+// anomaly was marked; after step S + keep_steps_after no more trace events are recorded (the
+// aggregate tables go on). Step slices are then named "step <n>". The ring (trace_events per
+// thread) still bounds memory: a window step whose events no longer fit is dropped whole and
+// counted in OpProfile::trace_evicted. AnomalyWindowSink (tfdebug/torch/anomaly_window.hpp)
+// marks the first error-level finding of a tfdebug::Session.
+//
+//   auto profiler = std::make_shared<tfdebug::torch::Profiler>(
+//       *model, tfdebug::torch::ProfilerOptions{.keep_steps_before = 3, .keep_steps_after = 1});
+//   session.add_sink(std::make_shared<tfdebug::torch::AnomalyWindowSink>(profiler));
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "tfdebug/profile/op_profile.hpp"
 
@@ -47,6 +61,9 @@ struct ProfilerOptions {
   bool memory = true;                               // allocator reports, RSS, mallinfo2
   double samples_per_step = 0;                      // for throughput (0: not reported)
   double tokens_per_step = 0;
+  // Step window (see above); 0: off, the trace is the last trace_events events of each thread.
+  std::int64_t keep_steps_before = 0;
+  std::int64_t keep_steps_after = 0;
 };
 
 namespace detail {
@@ -69,6 +86,13 @@ class Profiler {
   // Stops (removes the callback and the memory reporter) and returns what was recorded; only ops
   // inside step_begin/step_end count. Throws tfdebug::Error when already stopped.
   profile::OpProfile stop();
+
+  // Step window: the anomaly that the trace keeps the steps around (the first call counts; later
+  // ones, and calls without a window or after stop, return false). `what` names it in the trace
+  // ("nonfinite in blocks.1.mlp aten::log"). Safe from any thread while the profiler runs (a
+  // Session's sinks call it from observing threads), but not concurrently with stop().
+  bool mark_anomaly(std::int64_t step, const std::string& what);
+
   bool running() const noexcept { return state_ != nullptr; }
 
  private:
