@@ -213,10 +213,10 @@ std::string upper(std::string_view s) {
 
 ChunkKernelFn resolve_kernel(const std::string& simd) {
   if (simd == "auto") {  // the common case, without a string copy per call
-    static const ChunkKernelFn best = detail::supported_kernels().empty()
-                                          ? &detail::scalar_chunk_kernel
-                                          : detail::supported_kernels().front().fn;
-    return best;
+    static const ChunkKernelFn kBest = detail::supported_kernels().empty()
+                                           ? &detail::scalar_chunk_kernel
+                                           : detail::supported_kernels().front().fn;
+    return kBest;
   }
   const std::string wanted = upper(simd);
   if (wanted == "REFERENCE" || wanted == "SCALAR") return &detail::scalar_chunk_kernel;
