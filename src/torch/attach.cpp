@@ -51,7 +51,8 @@
 // Forward: the module of a parameter the op reads (its storage is one of the module's
 // parameters', so views such as weight.t() count), else the innermost Scope of the thread, else
 // the module of the last parameter-reading op on the thread in this step. Every forward op with
-// an autograd sequence number records its module in a ring indexed by that number; a backward
+// an autograd sequence number records its module in a ring indexed by that number (op_modules.hpp,
+// shared with the op profiler); a backward
 // node with the same number (Node::sequence_nr) looks it up, and the ops inside the node run in
 // that module.
 #include "tfdebug/torch/attach.hpp"
@@ -74,6 +75,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "op_modules.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/core/stats.hpp"
 
@@ -298,7 +300,7 @@ struct AttachState {
     }
   }
   std::vector<Parameter> parameters;
-  std::unordered_map<const void*, std::uint32_t> module_of_storage;  // parameter storage -> module
+  StorageModules module_of_storage;  // parameter storage -> module
 
   std::atomic<std::int64_t> step{0};
   std::atomic<bool> in_step{false};
@@ -307,9 +309,7 @@ struct AttachState {
   std::atomic<bool> backward_seen{false};
   std::atomic<bool> gradients_pending{false};
 
-  // Note [Module of an op]: sequence number (high 40 bits) and module id (low 24 bits).
-  static constexpr std::size_t kRing = std::size_t{1} << 16;
-  std::array<std::atomic<std::uint64_t>, kRing> module_of_sequence{};
+  SequenceModules sequence_modules;  // Note [Module of an op]
 
   std::atomic<std::int64_t> ops{0};
   std::atomic<std::int64_t> observed{0};
@@ -317,18 +317,6 @@ struct AttachState {
   std::atomic<std::int64_t> skipped_duplicates{0};
   std::atomic<std::int64_t> skipped_uninitialised{0};
   std::atomic<std::int64_t> sink_failures{0};
-
-  void remember_module(std::int64_t sequence, std::uint32_t module) {
-    if (sequence < 0 || module >= (1U << 24)) return;
-    auto packed = (std::uint64_t(sequence) << 24) | module;
-    module_of_sequence[std::size_t(sequence) & (kRing - 1)].store(packed, std::memory_order_relaxed);
-  }
-  std::uint32_t module_of(std::int64_t sequence) const {
-    if (sequence < 0) return 0;
-    auto packed = module_of_sequence[std::size_t(sequence) & (kRing - 1)].load(std::memory_order_relaxed);
-    if ((packed >> 24) != (std::uint64_t(sequence) & ((std::uint64_t{1} << 40) - 1))) return 0;
-    return std::uint32_t(packed & ((1U << 24) - 1));
-  }
 
   void deliver(const Observation& observation) {
     try {
@@ -396,17 +384,6 @@ void keep_inputs(Frame& f, const at::RecordFunction& fn) {
   }
 }
 
-std::uint32_t module_of_parameters(const detail::AttachState& s, const at::RecordFunction& fn) {
-  for (const auto& value : fn.inputs()) {
-    if (!value.isTensor()) continue;
-    const auto& tensor = value.toTensor();
-    if (!tensor.defined() || !tensor.has_storage()) continue;
-    auto it = s.module_of_storage.find(tensor.storage().data());
-    if (it != s.module_of_storage.end()) return it->second;
-  }
-  return 0;
-}
-
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   ThreadState& t = thread_state();
   Frame& f = t.push();
@@ -431,7 +408,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     switch (fn.scope()) {
       case at::RecordScope::BACKWARD_FUNCTION: {
         f.kind = FrameKind::node;
-        const auto module = s->module_of(fn.seqNr());
+        const auto module = s->sequence_modules.module_of(fn.seqNr());
         t.nodes.push_back(module);
         t.last_backward_module = module;
         if (!s->backward_seen.load(std::memory_order_relaxed)) s->backward_seen.store(true);
@@ -461,7 +438,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
       if (!s->backward_seen.load(std::memory_order_relaxed)) s->backward_seen.store(true);
       if (!diagnose) return nullptr;  // watch observes no backward op
     } else {
-      const auto parameter_module = views_only ? 0 : module_of_parameters(*s, fn);
+      const auto parameter_module = views_only ? 0 : detail::module_of_inputs(s->module_of_storage, fn);
       if (s->backward_seen.load(std::memory_order_relaxed)) {
         f.phase = Phase::optimizer;
         if (s->gradients_pending.load(std::memory_order_relaxed) && s->gradients_pending.exchange(false)) {
@@ -476,7 +453,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
         } else {
           f.module = t.scopes.empty() ? t.last_module : t.scopes.back();
         }
-        s->remember_module(fn.seqNr(), f.module);
+        s->sequence_modules.remember(fn.seqNr(), f.module);
         f.first_sequence = at::sequence_number::peek();
       }
       // watch: the outputs of the forward ops that read a parameter (the parameterised layers)
@@ -578,7 +555,7 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext* /*context*/) {
     if (s != nullptr && f.phase == Phase::forward) {
       const std::uint64_t end = at::sequence_number::peek();
       for (std::uint64_t n = f.first_sequence; n < end && n < f.first_sequence + 4096; ++n) {
-        s->remember_module(std::int64_t(n), f.module);
+        s->sequence_modules.remember(std::int64_t(n), f.module);
       }
     }
   }

@@ -62,6 +62,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "op_modules.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/profile/flops.hpp"
 
@@ -209,7 +210,7 @@ struct ProfilerState {
   std::uint64_t generation = 0;
   std::int64_t origin = now_ns();
   std::optional<at::CallbackHandle> callback;
-  std::unordered_map<const void*, std::uint32_t> module_of_storage;
+  StorageModules module_of_storage;
   std::unordered_map<std::uint32_t, std::uint32_t> parent_of;  // module id -> its parent's id
 
   // Interned strings: op names, module paths, shapes, phase names, trace names.
@@ -262,20 +263,7 @@ struct ProfilerState {
     return std::size_t(options.keep_steps_before + options.keep_steps_after) + 3;
   }
 
-  // Note [Module of an op]-style ring: sequence number (high 40 bits), module id (low 24 bits).
-  static constexpr std::size_t kRing = std::size_t{1} << 16;
-  std::array<std::atomic<std::uint64_t>, kRing> module_of_sequence{};
-  void remember_module(std::int64_t sequence, std::uint32_t module) {
-    if (sequence < 0 || module >= (1U << 24)) return;
-    module_of_sequence[std::size_t(sequence) & (kRing - 1)].store((std::uint64_t(sequence) << 24) | module,
-                                                                  std::memory_order_relaxed);
-  }
-  std::uint32_t module_of(std::int64_t sequence) const {
-    if (sequence < 0) return 0;
-    auto packed = module_of_sequence[std::size_t(sequence) & (kRing - 1)].load(std::memory_order_relaxed);
-    if ((packed >> 24) != (std::uint64_t(sequence) & ((std::uint64_t{1} << 40) - 1))) return 0;
-    return std::uint32_t(packed & ((1U << 24) - 1));
-  }
+  SequenceModules sequence_modules;  // Note [Module of an op] in attach.cpp
 
   // Memory (Note [Memory reports]).
   std::mutex memory_mutex;
@@ -497,17 +485,6 @@ std::string shapes_text(std::span<const OpArg> args) {
   return out;
 }
 
-std::uint32_t module_of_parameters(const detail::ProfilerState& s, const at::RecordFunction& fn) {
-  for (const auto& value : fn.inputs()) {
-    if (!value.isTensor()) continue;
-    const auto& tensor = value.toTensor();
-    if (!tensor.defined() || !tensor.has_storage()) continue;
-    auto it = s.module_of_storage.find(tensor.storage().data());
-    if (it != s.module_of_storage.end()) return it->second;
-  }
-  return 0;
-}
-
 // The trace's phase and module slices around the thread's outermost frames.
 void open_slices(detail::ProfilerState& s, ThreadData& t, Phase phase, std::uint32_t module,
                  std::int64_t ts) {
@@ -558,7 +535,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION) {
       f.node = true;
       f.phase = Phase::backward;
-      f.module = s->module_of(fn.seqNr());
+      f.module = s->sequence_modules.module_of(fn.seqNr());
       if (f.module == 0) f.module = s->empty_id;
       t.nodes.push_back(f.module);
       if (f.active && !s->backward_seen.load(std::memory_order_relaxed)) s->backward_seen.store(true);
@@ -580,7 +557,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
         f.phase = Phase::backward;
         f.module = t.nodes.empty() ? s->empty_id : t.nodes.back();
       } else {
-        const auto parameter_module = module_of_parameters(*s, fn);
+        const auto parameter_module = detail::module_of_inputs(s->module_of_storage, fn);
         if (s->backward_seen.load(std::memory_order_relaxed) && f.active) {
           f.phase = Phase::optimizer;
           f.module = parameter_module != 0 ? parameter_module : s->empty_id;
@@ -601,7 +578,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
           } else {
             f.module = s->empty_id;
           }
-          s->remember_module(fn.seqNr(), f.module);
+          s->sequence_modules.remember(fn.seqNr(), f.module);
         }
       }
     }
