@@ -65,10 +65,13 @@ void run_demo(const DemoOptions& options) {
   demo::DemoTrainer trainer(config);
   std::printf(
       "tfdebug demo: transformer LM, %lld blocks, d_model %lld, %lld heads, %lld parameters; copy task; "
-      "fault %s; tier %s; %lld steps, seed %llu\n",
+      "fault %s; %s; seed %llu\n",
       static_cast<long long>(config.layers), static_cast<long long>(config.d_model),
       static_cast<long long>(config.heads), static_cast<long long>(trainer.parameter_count()),
-      options.fault.c_str(), options.tier.c_str(), static_cast<long long>(config.steps),
+      options.fault.c_str(),
+      (options.profile ? "op profiler"
+                       : "tier " + options.tier + "; " + std::to_string(config.steps) + " steps")
+          .c_str(),
       static_cast<unsigned long long>(config.seed));
   if (options.profile) {
     run_demo_profile(config, trainer, {.steps = options.profile_steps, .out = options.out});

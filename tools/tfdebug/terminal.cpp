@@ -109,6 +109,7 @@ std::string progress_bar(std::int64_t done, std::int64_t total) {
 
 std::string format_duration(double ns) {
   char buf[32];
+  if (ns == 0) return "0";  // e.g. the self time of a module whose time is all in submodules
   if (ns >= 1e9) {
     std::snprintf(buf, sizeof buf, "%.3f s", ns / 1e9);
   } else if (ns >= 1e6) {
