@@ -730,6 +730,11 @@ Attachment::Counters Attachment::counters() const noexcept {
 
 // ---- Scope ---------------------------------------------------------------------------------------
 
+std::string_view detail::current_scope() noexcept {
+  const auto& scopes = thread_state().scopes;
+  return scopes.empty() ? std::string_view() : paths().path(scopes.back());
+}
+
 Scope::Scope(std::string_view path) {
   thread_state().scopes.push_back(paths().intern(path));
 }

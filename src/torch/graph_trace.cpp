@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "op_modules.hpp"
 #include "tfdebug/core/error.hpp"
 
 namespace tfdebug::torch {
@@ -240,6 +241,8 @@ struct Trace {
       after_weight = true;
     } else if (!scopes.empty()) {
       node.module = scopes.back();
+    } else if (const auto scope = detail::current_scope(); !scope.empty()) {
+      node.module = std::string(scope);  // tfdebug::torch::Scope
     } else if (after_weight) {
       node.module = parent_of(last_weight_module);
     }

@@ -10,9 +10,13 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <unordered_map>
 
 namespace tfdebug::torch::detail {
+
+// The path of the innermost tfdebug::torch::Scope alive on this thread; "" when none.
+std::string_view current_scope() noexcept;
 
 // Parameter storage -> module id.
 using StorageModules = std::unordered_map<const void*, std::uint32_t>;

@@ -13,6 +13,7 @@
 
 #include "demo_model.hpp"
 #include "tfdebug/core/error.hpp"
+#include "tfdebug/torch/attach.hpp"
 
 namespace {
 
@@ -99,6 +100,19 @@ TEST(TraceGraph, AttributesInPlaceOpsAndUserScopes) {
   EXPECT_EQ(g.nodes[1].inputs, (std::vector<std::string>{"head/aten::softmax_0"}));
   EXPECT_EQ(g.nodes[2].inputs, (std::vector<std::string>{"head/aten::mul__0"}));
   EXPECT_EQ(dims(g.outputs.at(0)), (std::vector<std::int64_t>{4, 2}));
+}
+
+// tfdebug::torch::Scope names the ops that read no parameter, as it does for the adapter.
+TEST(TraceGraph, AdapterScopesNameTheirOps) {
+  Mlp model;
+  const at::Tensor x = at::ones({2, 4});
+  const ModelGraph g = tfdebug::torch::trace_graph(model, [&] {
+    tfdebug::torch::Scope scope("post.norm");
+    (void)at::softmax(x, 1);
+  });
+  ASSERT_EQ(g.nodes.size(), 1U);
+  EXPECT_EQ(g.nodes[0].module, "post.norm");
+  EXPECT_EQ(g.nodes[0].name, "post/norm/aten::softmax_0");
 }
 
 TEST(TraceGraph, ForwardThatThrowsIsReported) {
