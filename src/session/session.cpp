@@ -226,7 +226,14 @@ void Session::observe(const Observation& observation) {
       resolved.inputs_finite = observation.resolve_inputs_finite();
     }
     resolved.inputs = nullptr;
-    if (s.monitors.wants_unit_activity(observation)) m.unit_active = unit_activity(observation.value);
+    if (s.monitors.wants_unit_activity(observation)) {
+      // No value is +-0 (most op outputs): every unit is active, no second pass needed.
+      m.unit_active =
+          m.stats.zero == 0 && m.stats.nonfinite() == 0
+              ? std::vector<std::uint8_t>(
+                    static_cast<std::size_t>(observation.value.shape(observation.value.rank() - 1)), 1)
+              : unit_activity(observation.value);
+    }
     if (const auto kind = s.monitors.saturation_kind(observation); kind != detail::SaturationKind::none)
       m.saturated_fraction =
           saturated_fraction(observation, kind, s.config.rules.saturation, m.stats.finite());
