@@ -102,6 +102,7 @@ struct Session::State : detail::Emitter {
   std::atomic<bool> diagnose_armed{false};
   std::atomic<bool> error_found{false};
   std::atomic<bool> histograms_wanted{false};  // a sink's wants_histograms()
+  std::atomic<bool> metrics_wanted{false};     // a sink's wants_step_metrics()
 };
 
 namespace {
@@ -200,6 +201,8 @@ Session::~Session() {
 void Session::add_sink(std::shared_ptr<Sink> sink) {
   const std::lock_guard lock(state_->mutex);
   if (sink->wants_histograms()) state_->histograms_wanted.store(true, std::memory_order_relaxed);
+  if (sink->wants_step_metrics() || sink->wants_histograms())
+    state_->metrics_wanted.store(true, std::memory_order_relaxed);
   state_->sinks.push_back(std::move(sink));
 }
 
@@ -261,7 +264,7 @@ void Session::observe(const Observation& observation) {
     ++s.observations;
     s.recorder.record(resolved, m.stats);
     s.monitors.observe(resolved, m, s);
-    s.metrics.observe(resolved, m);
+    if (s.metrics_wanted.load(std::memory_order_relaxed)) s.metrics.observe(resolved, m);
   } catch (const std::exception& e) {
     // Note: nothing throws into the producer's (the user's) loop; the failure is reported.
     const std::lock_guard lock(s.mutex);
@@ -275,13 +278,15 @@ void Session::end_step(std::int64_t step, std::optional<double> loss) {
   State& s = *state_;
   const std::lock_guard lock(s.mutex);
   s.monitors.end_step(step, loss, s);
-  const StepMetrics metrics = s.metrics.end_step(step, loss);
-  for (const auto& sink : s.sinks) {
-    try {
-      sink->on_step(metrics);
-    } catch (const std::exception& e) {
-      // Note: a sink that cannot write (a full disk) must not stop training; it is reported.
-      if (s.hook_errors.size() < kMaxHookErrors) s.hook_errors.push_back(std::string("sink: ") + e.what());
+  if (s.metrics_wanted.load(std::memory_order_relaxed)) {
+    const StepMetrics metrics = s.metrics.end_step(step, loss);
+    for (const auto& sink : s.sinks) {
+      try {
+        sink->on_step(metrics);
+      } catch (const std::exception& e) {
+        // Note: a sink that cannot write (a full disk) must not stop training; it is reported.
+        if (s.hook_errors.size() < kMaxHookErrors) s.hook_errors.push_back(std::string("sink: ") + e.what());
+      }
     }
   }
   s.recorder.end_step(loss);

@@ -19,6 +19,7 @@ class RecordingSink : public Sink {
   void on_finding(const Finding& f) override { findings.push_back(f); }
   void on_run_end(const RunSummary& s) override { summary = s; }
   void on_step(const StepMetrics& m) override { steps.push_back(m); }
+  bool wants_step_metrics() const noexcept override { return true; }
   bool wants_histograms() const noexcept override { return histograms_; }
 
   std::vector<Finding> findings;
@@ -213,6 +214,7 @@ class ThrowingSink : public Sink {
   void on_finding(const Finding&) override {}
   void on_run_end(const RunSummary&) override {}
   void on_step(const StepMetrics&) override { throw std::runtime_error("disk full"); }
+  bool wants_step_metrics() const noexcept override { return true; }
 };
 
 TEST(StepMetrics, ASinkThatThrowsDoesNotStopTheRun) {

@@ -46,12 +46,14 @@ class JsonlMetricsSink : public MetricsFileSink {
  public:
   explicit JsonlMetricsSink(std::filesystem::path path) : MetricsFileSink(std::move(path)) {}
   void on_step(const StepMetrics& metrics) override;
+  bool wants_step_metrics() const noexcept override { return true; }
 };
 
 class CsvMetricsSink : public MetricsFileSink {
  public:
   explicit CsvMetricsSink(std::filesystem::path path);  // writes the header row
   void on_step(const StepMetrics& metrics) override;
+  bool wants_step_metrics() const noexcept override { return true; }
 };
 
 }  // namespace tfdebug

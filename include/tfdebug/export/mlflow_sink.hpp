@@ -39,6 +39,7 @@ class MlflowSink : public Sink {
 
   void on_finding(const Finding& finding) override;
   void on_step(const StepMetrics& metrics) override;
+  bool wants_step_metrics() const noexcept override { return true; }
   // Writes the buffered points, the counts as metrics "findings.error|warning|info", the tags
   // tfdebug.healthy, tfdebug.errors, tfdebug.warnings, tfdebug.first_error, artifacts/report.json,
   // and ends the run: FAILED when an error-level finding was made, else FINISHED.

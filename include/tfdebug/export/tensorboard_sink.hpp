@@ -29,6 +29,7 @@ class TensorBoardSink : public Sink {
 
   void on_finding(const Finding& finding) override;  // kept until the end of its step
   void on_step(const StepMetrics& metrics) override;
+  bool wants_step_metrics() const noexcept override { return true; }
   void on_run_end(const RunSummary& summary) override;  // the summary text, then close
   bool wants_histograms() const noexcept override { return true; }
 

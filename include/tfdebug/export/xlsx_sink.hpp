@@ -43,6 +43,7 @@ class XlsxSink : public Sink {
 
   void on_finding(const Finding& finding) override;
   void on_step(const StepMetrics& metrics) override;
+  bool wants_step_metrics() const noexcept override { return true; }
   // Writes the workbook (tfdebug::Error naming the path when it cannot).
   void on_run_end(const RunSummary& summary) override;
 

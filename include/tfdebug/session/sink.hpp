@@ -60,8 +60,12 @@ class Sink {
   virtual void on_finding(const Finding& finding) = 0;
   virtual void on_run_end(const RunSummary& summary) = 0;
   // The step's metrics (StepMetrics::weights and activations are filled only on histogram
-  // steps, and only when some sink of the Session returns true from wants_histograms).
+  // steps, and only when some sink of the Session returns true from wants_histograms). Called
+  // only when some sink of the Session returns true from wants_step_metrics.
   virtual void on_step(const StepMetrics& metrics) { (void)metrics; }
+  // Whether this sink reads on_step: a Session keeps per-step metrics (per-module sums, a few
+  // map look-ups per observation) only when one of its sinks asks. Read at add_sink.
+  virtual bool wants_step_metrics() const noexcept { return false; }
   // Whether this sink uses histograms: they cost a second pass over each tensor on histogram
   // steps, so a Session computes them only when one of its sinks asks. Read at add_sink.
   virtual bool wants_histograms() const noexcept { return false; }
