@@ -185,7 +185,9 @@ void read_npy(const std::string& origin, const std::string& name, std::span<cons
     }
     data = copy.data();
   }
-  if (!fortran || shape.size() < 2) {
+  // An empty array has no element to order, and its dims may be anything: treat it as C order
+  // rather than multiply them into strides.
+  if (!fortran || shape.size() < 2 || numel == 0) {
     out.push_back({name, origin, TensorView(data, d.dtype, shape)});
     return;
   }

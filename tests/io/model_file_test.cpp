@@ -216,5 +216,20 @@ TEST(Npy, LyingHeaders) {
                    "unexpected key");
 }
 
+TEST(Npy, EmptyFortranArrayWithHugeDimsReadsAsEmpty) {
+  // Found by npy_fuzz: a zero dim makes numel 0, the others are huge; their product as
+  // Fortran strides overflowed int64.
+  const std::string bytes =
+      npy("{'descr': '>f8', 'fortran_order': True, 'shape': (0, 333333333, 3333, 333333333333, 33333), }", 0);
+  std::vector<std::byte> raw(bytes.size());
+  std::memcpy(raw.data(), bytes.data(), bytes.size());
+  std::vector<NamedTensor> tensors;
+  detail::OwnedBuffers owned;
+  detail::read_npy("empty.npy", "empty", raw, tensors, owned);
+  ASSERT_EQ(tensors.size(), 1U);
+  EXPECT_EQ(tensors[0].view.numel(), 0);
+  EXPECT_EQ(tensors[0].view.shape().size(), 5U);
+}
+
 }  // namespace
 }  // namespace tfdebug::io
