@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <memory>
 #include <string>
 #include <vector>
@@ -111,11 +112,18 @@ const char* mode_name(Mode m) {
   return "?";
 }
 
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
 struct Runner {
   Mode mode;
   std::unique_ptr<tfdebug::demo::DemoTrainer> trainer;
   std::unique_ptr<tfdebug::ObservationSink> sink;
   std::vector<double> times;
+  std::vector<double> cpu_times;  // this thread's CPU time per step: what a busy neighbour cannot steal
   std::int64_t step = 0;
   std::int64_t ops = 0;  // ops the adapter's callback (or the profiler) saw, over the timed steps
   tfdebug::demo::DemoConfig config;
@@ -144,6 +152,7 @@ struct Runner {
     const bool anomaly = mode == Mode::anomaly;
     torch::autograd::AnomalyMode::set_enabled(anomaly);
     for (std::int64_t i = 0; i < steps; ++i, ++step) {
+      const double cpu_start = thread_cpu_seconds();
       const auto start = std::chrono::steady_clock::now();
       if (debug) debug->step_begin(step);
       if (profiler) profiler->step_begin(step);
@@ -151,14 +160,17 @@ struct Runner {
       if (debug) debug->step_end(step, loss);
       if (profiler) profiler->step_end(step);
       times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      cpu_times.push_back(thread_cpu_seconds() - cpu_start);
     }
     torch::autograd::AnomalyMode::set_enabled(false);
     if (empty) at::removeCallback(*empty);
     if (debug) ops += debug->counters().ops;
     if (profiler) ops += static_cast<std::int64_t>(profiler->stop().ops_seen);
   }
-  double median() const {
-    auto sorted = times;
+  double median() const { return median_of(times); }
+  double cpu_median() const { return median_of(cpu_times); }
+  static double median_of(const std::vector<double>& values) {
+    auto sorted = values;
     std::sort(sorted.begin(), sorted.end());
     return sorted[sorted.size() / 2];
   }
@@ -171,7 +183,7 @@ std::vector<Mode> g_modes = {Mode::off,           Mode::floor,    Mode::watch_nu
 void measure(const char* label, const tfdebug::demo::DemoConfig& config, int rounds, std::int64_t steps) {
   std::vector<Runner> runners;
   for (Mode mode : g_modes) {
-    Runner r{mode, std::make_unique<tfdebug::demo::DemoTrainer>(config), nullptr, {}, 0, 0, config};
+    Runner r{mode, std::make_unique<tfdebug::demo::DemoTrainer>(config), nullptr, {}, {}, 0, 0, config};
     if (mode == Mode::watch_null) r.sink = std::make_unique<NullSink>(tfdebug::Tier::watch);
     if (mode == Mode::diagnose_null) r.sink = std::make_unique<NullSink>(tfdebug::Tier::diagnose);
     if (mode == Mode::watch || mode == Mode::diagnose) {
@@ -181,6 +193,7 @@ void measure(const char* label, const tfdebug::demo::DemoConfig& config, int rou
     }
     r.run(3);  // warm-up
     r.times.clear();
+    r.cpu_times.clear();
     r.ops = 0;
     runners.push_back(std::move(r));
   }
@@ -189,6 +202,7 @@ void measure(const char* label, const tfdebug::demo::DemoConfig& config, int rou
     for (auto& r : runners) r.run(steps);
   }
   const double off = runners[0].median();
+  const double off_cpu = runners[0].cpu_median();
   std::printf(
       "%s: d_model %lld, %lld blocks, %lld heads, d_ff %lld, batch %lld x %lld tokens, %lld parameters; "
       "%zu steps per mode\n",
@@ -197,7 +211,8 @@ void measure(const char* label, const tfdebug::demo::DemoConfig& config, int rou
       static_cast<long long>(config.batch), static_cast<long long>(2 * config.length),
       static_cast<long long>(runners[0].trainer->parameter_count()), runners[0].times.size());
   for (const auto& r : runners) {
-    std::printf("  %-30s %9.3f ms  %6.3fx", mode_name(r.mode), 1e3 * r.median(), r.median() / off);
+    std::printf("  %-30s %9.3f ms  %6.3fx   cpu %6.3fx", mode_name(r.mode), 1e3 * r.median(), r.median() / off,
+                r.cpu_median() / off_cpu);
     if (r.ops > 0) std::printf("  %7.0f ops/step seen", double(r.ops) / double(r.times.size()));
     std::printf("\n");
   }

@@ -1,38 +1,39 @@
-// The LibTorch adapter: one global RecordFunction callback feeding an ObservationSink.
+// The LibTorch adapter: a dispatcher fallback that sees the ops of a training step, feeding an
+// ObservationSink.
 //
-// Note [Frames]
-// RecordFunction start and end callbacks of one thread nest like a stack (an op's inner ops start
-// and end inside it), so each thread keeps a stack of frames: the start callback pushes what the
-// end callback needs (phase, module, whether to observe, references to the op's floating-point
-// inputs) and the end callback pops it. Frames are reused, so no op allocates once the stack has
-// grown to the deepest nesting. The start callback returns no ObserverContext (that would be one
-// heap allocation per op).
-//
-// Note [Producer or propagator]
-// A non-finite output is the op's own doing when every floating-point input was finite. Inputs
-// are only readable in the start callback, so it keeps references to them (no copy, no scan), and
-// the end callback hands the sink an InputsCheck over them with each output: the sink scans the
-// output anyway, and asks (the inputs get scanned) only when it found the output non-finite. An in-place op
-// overwrites its input, so the input an op writes (schema alias info `Tensor(a!)`) is scanned in
-// the start callback instead, before the op runs.
+// Note [Interception]
+// An observer of ops pays on every op, so how it is called sets the floor of what diagnose costs.
+// A RecordFunction callback costs every op a RecordFunction object with boxed inputs and
+// outputs, even when the callback does nothing (1.6x the demo model's step); turning recording off
+// inside the ops it saw (so that their inner ops cost nothing) rebuilt LibTorch's thread-local
+// callback list twice per op, and still cost 1.3x. So ops are intercepted in the dispatcher
+// instead: a boxed fallback kernel for a mode key, which the thread calling step_begin puts in its
+// thread-local set of included dispatch keys for the steps that observe ops. Every op that thread
+// calls (and the autograd engine's, which copies the thread-local state of the thread that called
+// backward) dispatches to on_op first, with its arguments boxed on the stack; on_op looks at them,
+// redispatches below the mode key, and reads the outputs from the stack. An empty fallback costs
+// the demo step 1.04-1.10x. LibTorch 1.13 has no mode key for C++ users: the Python dispatcher
+// keys are libtorch's own, functorch's is functorch's; TESTING_ONLY_GenericMode is the one mode key
+// nothing in LibTorch registers, so that is the key (attach says so if something else took it).
+// Backward nodes and user scopes are not ops: a RecordFunction callback on the BACKWARD_FUNCTION
+// and USER_SCOPE scopes only (so that ops pay nothing for it) tracks them.
 //
 // Note [Outer ops only]
 // Most of a step's ops run inside other ops: CPU bmm selects each matrix of the batch (12,000 of
 // the demo model's 15,148 ops per step were such views), aten::linear calls aten::t and
-// aten::addmm, layer_norm calls native_layer_norm. A callback on every op cost 1.64x a small
-// model's step, however little it did. So an op is observed and the ops inside it are not: a bad
-// value is reported at the op the caller called (aten::layer_norm, not native_layer_norm). The
-// first time an op is seen on a thread, the ops inside it only push and pop a frame (kind inner)
-// and teach the op's OpInfo that it has inner ops; from then on its start callback turns
-// RecordFunction off on the thread until it ends (the end callback turns it back on;
-// RecordFunction runs end callbacks from its destructor, also when the op throws), so its inner
-// ops cost nothing. Ops without inner ops (most of the optimizer's in-place ops) never pay for
-// the switch, which rebuilds LibTorch's thread-local callback list each time. Autograd nodes are ops' callers
-// too: the ops inside a backward node are seen. Only dispatcher ops (those with a schema) turn recording off:
-// named RECORD_FUNCTION ranges, such as the engine's "autograd::engine::evaluate_function: MmBackward0"
-// around each backward node, contain the ops we want. The inner ops' autograd nodes take the module of the
-// outer op (every sequence number consumed while it ran). AttachOptions::nested_ops brings the inner ops
-// back.
+// aten::addmm, layer_norm calls native_layer_norm. So an op is observed and the ops inside it are
+// not: on_op excludes the mode key while the op runs, and a bad value is reported at the op the
+// caller called (aten::layer_norm, not native_layer_norm). Autograd nodes are ops' callers too: the
+// ops inside a backward node are seen (the engine calls them, not an op). The autograd nodes that
+// the inner ops create take the module of the outer op (every sequence number consumed while it
+// ran). AttachOptions::nested_ops keeps the key included inside ops and brings the inner ops back.
+//
+// Note [Producer or propagator]
+// A non-finite output is the op's own doing when every floating-point input was finite. on_op
+// keeps references to the inputs before the op runs (no copy, no scan) and hands the sink an
+// InputsCheck over them with each output: the sink scans the output anyway, and asks (the inputs
+// get scanned) only when it found the output non-finite. An in-place op overwrites its input, so
+// the input an op writes (schema alias info `Tensor(a!)`) is scanned before the op runs instead.
 //
 // Note [Seen once]
 // Composite ops return their inner op's tensor (aten::linear returns what aten::addmm made), so
@@ -50,18 +51,22 @@
 // Note [Module of an op]
 // Forward: the module of a parameter the op reads (its storage is one of the module's
 // parameters', so views such as weight.t() count), else the innermost Scope of the thread, else
-// the module of the last parameter-reading op on the thread in this step. Every forward op with
-// an autograd sequence number records its module in a ring indexed by that number (op_modules.hpp,
-// shared with the op profiler); a backward
-// node with the same number (Node::sequence_nr) looks it up, and the ops inside the node run in
-// that module.
+// the module of the last parameter-reading op on the thread in this step. The autograd sequence
+// numbers a forward op consumed (at::sequence_number::peek() before and after it: its node and
+// its inner ops' nodes) record its module in a ring indexed by number (op_modules.hpp, shared with
+// the op profiler); a backward node with the same number (Node::sequence_nr, from the node's
+// RecordFunction range) looks it up, and the ops inside the node run in that module.
 #include "tfdebug/torch/attach.hpp"
 
 #include <ATen/SequenceNumber.h>
 #include <ATen/core/Tensor.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/function_schema.h>
+#include <ATen/core/stack.h>
 #include <ATen/record_function.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/csrc/autograd/graph_task.h>
+#include <torch/library.h>
 #include <torch/nn/module.h>
 
 #include <algorithm>
@@ -124,8 +129,6 @@ struct OpInfo {
   std::uint64_t view_outputs = 0;    // bit i: return i aliases an input without writing it
   std::uint64_t written_inputs = 0;  // bit i: argument i is written in place
   bool views_only = false;           // every return is a view of an input: nothing to observe
-  bool named_range = false;          // no schema: a RECORD_FUNCTION range, not a dispatcher op
-  bool has_inner = false;            // learned: other ops run inside this one
   bool gelu = false;                 // aten::gelu: its input goes with its output (saturation rule)
 };
 
@@ -133,18 +136,13 @@ bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
-OpInfo describe_op(const at::RecordFunction& fn) {
+OpInfo describe_op(const c10::FunctionSchema& schema) {
   OpInfo info;
-  std::string_view name = fn.name();
+  std::string_view name = schema.name();
   info.uninitialised = starts_with(name, "aten::empty") || starts_with(name, "aten::new_empty") ||
                        name == "aten::resize_" || name == "aten::resize_as_" || name == "aten::set_";
   info.gelu = name == "aten::gelu";
-  auto schema = fn.operator_schema();  // a copy: only once per op name and thread
-  if (!schema) {
-    info.named_range = true;
-    return info;
-  }
-  const auto& returns = schema->returns();
+  const auto& returns = schema.returns();
   for (std::size_t i = 0; i < returns.size() && i < 64; ++i) {
     const auto* alias = returns[i].alias_info();
     if (alias && !alias->isWrite()) info.view_outputs |= std::uint64_t{1} << i;
@@ -152,7 +150,7 @@ OpInfo describe_op(const at::RecordFunction& fn) {
   info.views_only = !returns.empty() && returns.size() <= 64 &&
                     info.view_outputs ==
                         (returns.size() == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << returns.size()) - 1);
-  const auto& arguments = schema->arguments();
+  const auto& arguments = schema.arguments();
   for (std::size_t i = 0; i < arguments.size() && i < 64; ++i) {
     const auto* alias = arguments[i].alias_info();
     if (alias && alias->isWrite()) info.written_inputs |= std::uint64_t{1} << i;
@@ -199,28 +197,13 @@ bool is_finite(TensorView view) {
   return compute_stats(view, kOptions).nonfinite() == 0;
 }
 
-// ---- Per-thread state (Note [Frames]) --------------------------------------------------------
+// ---- Per-thread state ----------------------------------------------------------------------
 
 constexpr std::size_t kMaxInputs = 8;
-constexpr std::uint64_t kNoSequence = ~std::uint64_t{0};
 constexpr std::size_t kSeen = 8;
 
-enum class FrameKind : std::uint8_t { op, node, user_scope, inner };
-
-struct Frame {
-  FrameKind kind = FrameKind::op;
-  bool observe = false;
-  bool inputs_overflow = false;     // more floating inputs than kMaxInputs: finiteness unknown
-  std::int8_t written_finite = -1;  // -1: no in-place input; else whether it was finite before
-  bool outer = false;               // an op whose inner ops are not observed (Note [Outer ops only])
-  bool restore_recording = false;   // the start callback turned recording off for the inner ops
-  std::uint64_t first_sequence = kNoSequence;  // forward: the next autograd sequence number at start
-  Phase phase = Phase::forward;
-  std::uint32_t module = 0;
-  std::uint8_t input_count = 0;
-  OpInfo* info = nullptr;
-  std::array<at::Tensor, kMaxInputs> inputs;
-};
+// Note [Interception]
+constexpr c10::DispatchKey kModeKey = c10::DispatchKey::TESTING_ONLY_GenericMode;
 
 struct SeenTensor {
   c10::weak_intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl> impl{
@@ -231,30 +214,13 @@ struct SeenTensor {
 
 struct ThreadState {
   std::uint64_t generation = 0;  // the step generation these fields belong to
-  std::vector<Frame> frames = std::vector<Frame>(16);
-  std::size_t depth = 0;
   std::uint32_t last_module = 0;           // forward: the last parameter-reading op's module
   std::uint32_t last_backward_module = 0;  // backward: the last node's module
   std::vector<std::uint32_t> scopes;       // tfdebug::torch::Scope and USER_SCOPE paths
   std::vector<std::uint32_t> nodes;        // modules of the backward nodes running
   std::array<SeenTensor, kSeen> seen;
   std::size_t seen_next = 0;
-  std::unordered_map<const char*, OpInfo> ops;
-
-  Frame& push() {
-    if (depth == frames.size()) frames.resize(frames.size() * 2);
-    Frame& f = frames[depth++];
-    f.kind = FrameKind::op;
-    f.observe = false;
-    f.inputs_overflow = false;
-    f.written_finite = -1;
-    f.outer = false;
-    f.restore_recording = false;
-    f.first_sequence = kNoSequence;
-    f.input_count = 0;
-    f.info = nullptr;
-    return f;
-  }
+  std::unordered_map<const c10::FunctionSchema*, OpInfo> ops;
 };
 
 ThreadState& thread_state() {
@@ -262,8 +228,71 @@ ThreadState& thread_state() {
   return state;
 }
 
-std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn);
-void on_end(const at::RecordFunction& fn, at::ObserverContext* context);
+// One op call being observed: what the fallback keeps from before the op runs for after it.
+struct OpCall {
+  const OpInfo* info = nullptr;
+  Phase phase = Phase::forward;
+  std::uint32_t module = 0;
+  bool observe = false;
+  bool inputs_overflow = false;     // more floating inputs than kMaxInputs: finiteness unknown
+  std::int8_t written_finite = -1;  // -1: no in-place input; else whether it was finite before
+  std::uint8_t input_count = 0;
+  std::array<at::Tensor, kMaxInputs> inputs;
+};
+
+void on_op(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch::jit::Stack* stack);
+std::unique_ptr<at::ObserverContext> on_range_start(const at::RecordFunction& fn);
+void on_range_end(const at::RecordFunction& fn, at::ObserverContext* context);
+
+// Note [Views pass through]: ops that only return views of their inputs (view, t, select,
+// expand, ...; a quarter of the ops a step calls) have nothing to observe, so they skip on_op
+// altogether: each gets a fallthrough kernel for kModeKey, and the dispatcher leaves the key out
+// of their dispatch (no boxing). Ops registered after the first attach are intercepted as usual.
+void let_views_pass(std::vector<std::unique_ptr<::torch::Library>>& libraries) {
+  auto& dispatcher = c10::Dispatcher::singleton();
+  std::map<std::string, std::vector<std::string>> views;  // namespace -> "name.overload"
+  for (const auto& name : dispatcher.getAllOpNames()) {
+    const auto op = dispatcher.findSchema(name);
+    if (!op || !describe_op(op->schema()).views_only) continue;
+    const auto colons = name.name.find("::");
+    if (colons == std::string::npos) continue;
+    std::string local = name.name.substr(colons + 2);
+    if (!name.overload_name.empty()) local += "." + name.overload_name;
+    views[name.name.substr(0, colons)].push_back(std::move(local));
+  }
+  for (const auto& [ns, names] : views) {
+    libraries.push_back(std::make_unique<::torch::Library>(::torch::Library::IMPL, ns, kModeKey, __FILE__, __LINE__));
+    for (const auto& local : names) {
+      try {
+        libraries.back()->impl(local.c_str(), ::torch::CppFunction::makeFallthrough());
+      } catch (const std::exception&) {
+        // Left intercepted: on_op skips a view's outputs anyway.
+      }
+    }
+  }
+}
+
+// Registers on_op as the process's fallback for kModeKey, once (Note [Interception]).
+void register_fallback() {
+  static std::once_flag once;
+  static std::string failure;
+  std::call_once(once, [] {
+    // Never destroyed: the registrations live as long as the process.
+    static auto* libraries = new std::vector<std::unique_ptr<::torch::Library>>();
+    try {
+      libraries->push_back(std::make_unique<::torch::Library>(::torch::Library::IMPL, "_", kModeKey, __FILE__, __LINE__));
+      libraries->back()->fallback(::torch::CppFunction::makeFromBoxedFunction<&on_op>());
+      let_views_pass(*libraries);
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+  });
+  if (!failure.empty()) {
+    throw Error("tfdebug::torch::attach: cannot register the op fallback for the dispatch key "
+                "TESTING_ONLY_GenericMode (does something else in this process use it?): " +
+                failure);
+  }
+}
 
 }  // namespace
 
@@ -282,21 +311,21 @@ struct Parameter {
 struct AttachState {
   ObservationSink* sink = nullptr;
   AttachOptions options;
-  std::optional<at::CallbackHandle> callback;  // registered for the steps that observe ops
+  // Note [Op steps]: ops are intercepted only in the steps that observe them (diagnose: every
+  // step; watch: every options.watch_outputs_every steps), on the thread that calls step_begin.
+  bool intercepting = false;
+  std::optional<at::CallbackHandle> ranges;  // backward nodes and user scopes, while intercepting
 
-  // Note [Op steps]: RecordFunction costs every op of the step even when the callback does
-  // nothing, so watch registers it only every options.watch_outputs_every steps; diagnose always.
-  void set_callback(bool on) {
-    if (on && !callback) {
-      callback =
-          at::addGlobalCallback(at::RecordFunctionCallback(&on_start, &on_end)
-                                    .needsInputs(true)
-                                    .needsOutputs(true)
-                                    .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION,
-                                             at::RecordScope::USER_SCOPE}));
-    } else if (!on && callback) {
-      at::removeCallback(*callback);
-      callback.reset();
+  void set_interception(bool on) {
+    if (on == intercepting) return;
+    intercepting = on;
+    c10::impl::tls_set_dispatch_key_included(kModeKey, on);
+    if (on) {
+      ranges = at::addGlobalCallback(at::RecordFunctionCallback(&on_range_start, &on_range_end)
+                                         .scopes({at::RecordScope::BACKWARD_FUNCTION, at::RecordScope::USER_SCOPE}));
+    } else if (ranges) {
+      at::removeCallback(*ranges);
+      ranges.reset();
     }
   }
   std::vector<Parameter> parameters;
@@ -348,33 +377,33 @@ bool inside_backward(const ThreadState& t) {
   return !t.nodes.empty() || ::torch::autograd::get_current_graph_task_nodes_in_graph() != nullptr;
 }
 
-OpInfo& op_info(ThreadState& t, const at::RecordFunction& fn) {
-  const char* name = fn.name();  // schema-owned: stable for the op's lifetime
-  auto it = t.ops.find(name);
-  if (it == t.ops.end()) it = t.ops.emplace(name, describe_op(fn)).first;
+OpInfo& op_info(ThreadState& t, const c10::OperatorHandle& op) {
+  const c10::FunctionSchema& schema = op.schema();  // the registered op's: stable while it lives
+  auto it = t.ops.find(&schema);
+  if (it == t.ops.end()) it = t.ops.emplace(&schema, describe_op(schema)).first;
   return it->second;
 }
 
-// Keeps references to the op's floating-point inputs (Note [Producer or propagator]).
-void keep_inputs(Frame& f, const at::RecordFunction& fn) {
-  const auto inputs = fn.inputs();
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    const auto& value = inputs[i];
+// Keeps references to the op's floating-point inputs (Note [Producer or propagator]); an input
+// the op writes in place is scanned now, before the op overwrites it.
+void keep_inputs(OpCall& call, c10::ArrayRef<c10::IValue> arguments) {
+  for (std::size_t i = 0; i < arguments.size(); ++i) {
+    const auto& value = arguments[i];
     auto keep = [&](const at::Tensor& tensor, bool written) {
       if (!tensor.defined() || !tensor.is_floating_point()) return;
       if (written) {
         auto view = view_of(tensor);
         bool finite = !view || is_finite(*view);
-        f.written_finite = std::int8_t(f.written_finite == 0 ? 0 : (finite ? 1 : 0));
+        call.written_finite = std::int8_t(call.written_finite == 0 ? 0 : (finite ? 1 : 0));
         return;
       }
-      if (f.input_count == kMaxInputs) {
-        f.inputs_overflow = true;
+      if (call.input_count == kMaxInputs) {
+        call.inputs_overflow = true;
         return;
       }
-      f.inputs[f.input_count++] = tensor;
+      call.inputs[call.input_count++] = tensor;
     };
-    const bool written = i < 64 && ((f.info->written_inputs >> i) & 1U);
+    const bool written = i < 64 && ((call.info->written_inputs >> i) & 1U);
     if (value.isTensor()) {
       keep(value.toTensor(), written);
     } else if (value.isTensorList()) {
@@ -384,100 +413,59 @@ void keep_inputs(Frame& f, const at::RecordFunction& fn) {
   }
 }
 
-std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
-  ThreadState& t = thread_state();
-  Frame& f = t.push();
-  detail::AttachState* s = g_state.load(std::memory_order_acquire);
-  if (s == nullptr || !s->in_step.load(std::memory_order_relaxed)) return nullptr;
-  if (t.depth >= 2) {  // Note [Outer ops only]: an op inside an op that is observed
-    Frame& parent = t.frames[t.depth - 2];
-    if (parent.kind == FrameKind::inner || (parent.kind == FrameKind::op && parent.outer)) {
-      f.kind = FrameKind::inner;
-      if (parent.kind == FrameKind::op) parent.info->has_inner = true;
-      return nullptr;
-    }
+// Before the op runs: its phase and module, and whether (and what) to observe. Returns false
+// when there is nothing to do after the op but remember its autograd nodes' module.
+void prepare(detail::AttachState& s, ThreadState& t, const c10::OperatorHandle& op,
+             c10::ArrayRef<c10::IValue> arguments, OpCall& call) {
+  const auto generation = s.generation.load(std::memory_order_relaxed);
+  if (t.generation != generation) {
+    t.generation = generation;
+    t.last_module = 0;
+    t.last_backward_module = 0;
+    for (auto& seen : t.seen) seen = SeenTensor{};
   }
-  try {
-    const auto generation = s->generation.load(std::memory_order_relaxed);
-    if (t.generation != generation) {
-      t.generation = generation;
-      t.last_module = 0;
-      t.last_backward_module = 0;
-      for (auto& seen : t.seen) seen = SeenTensor{};
-    }
-    switch (fn.scope()) {
-      case at::RecordScope::BACKWARD_FUNCTION: {
-        f.kind = FrameKind::node;
-        const auto module = s->sequence_modules.module_of(fn.seqNr());
-        t.nodes.push_back(module);
-        t.last_backward_module = module;
-        if (!s->backward_seen.load(std::memory_order_relaxed)) s->backward_seen.store(true);
-        return nullptr;
+  s.ops.fetch_add(1, std::memory_order_relaxed);
+  const bool diagnose = s.tier.load(std::memory_order_relaxed) == Tier::diagnose;
+  call.info = &op_info(t, op);
+  // Views get their module (for the autograd nodes they create) and nothing else: no parameter
+  // lookup, no inputs kept.
+  const bool views_only = call.info->views_only;
+  std::uint32_t parameter_module = 0;
+  if (inside_backward(t)) {
+    call.phase = Phase::backward;
+    call.module = t.nodes.empty() ? t.last_backward_module : t.nodes.back();
+    if (!s.backward_seen.load(std::memory_order_relaxed)) s.backward_seen.store(true);
+    if (!diagnose) return;  // watch observes no backward op
+  } else {
+    parameter_module = views_only ? 0 : detail::module_of_inputs(s.module_of_storage, arguments);
+    if (s.backward_seen.load(std::memory_order_relaxed)) {
+      call.phase = Phase::optimizer;
+      if (s.gradients_pending.load(std::memory_order_relaxed) && s.gradients_pending.exchange(false)) {
+        s.observe_gradients();
       }
-      case at::RecordScope::USER_SCOPE:
-        f.kind = FrameKind::user_scope;
-        t.scopes.push_back(paths().intern(fn.name()));
-        return nullptr;
-      default:
-        break;
-    }
-    s->ops.fetch_add(1, std::memory_order_relaxed);
-    const bool diagnose = s->tier.load(std::memory_order_relaxed) == Tier::diagnose;
-    f.info = &op_info(t, fn);
-    f.outer = !s->options.nested_ops && !f.info->named_range;
-    if (f.outer && f.info->has_inner) {  // Note [Outer ops only]
-      f.restore_recording = true;
-      at::enableRecordFunction(false);
-    }
-    // Views get their module for the sequence ring and nothing else (no parameter lookup, no
-    // inputs kept).
-    const bool views_only = f.info->views_only;
-    if (inside_backward(t)) {
-      f.phase = Phase::backward;
-      f.module = t.nodes.empty() ? t.last_backward_module : t.nodes.back();
-      if (!s->backward_seen.load(std::memory_order_relaxed)) s->backward_seen.store(true);
-      if (!diagnose) return nullptr;  // watch observes no backward op
+      call.module = parameter_module;
     } else {
-      const auto parameter_module = views_only ? 0 : detail::module_of_inputs(s->module_of_storage, fn);
-      if (s->backward_seen.load(std::memory_order_relaxed)) {
-        f.phase = Phase::optimizer;
-        if (s->gradients_pending.load(std::memory_order_relaxed) && s->gradients_pending.exchange(false)) {
-          s->observe_gradients();
-        }
-        f.module = parameter_module;
+      call.phase = Phase::forward;
+      if (parameter_module != 0) {
+        t.last_module = parameter_module;
+        call.module = parameter_module;
       } else {
-        f.phase = Phase::forward;
-        if (parameter_module != 0) {
-          t.last_module = parameter_module;
-          f.module = parameter_module;
-        } else {
-          f.module = t.scopes.empty() ? t.last_module : t.scopes.back();
-        }
-        s->sequence_modules.remember(fn.seqNr(), f.module);
-        f.first_sequence = at::sequence_number::peek();
+        call.module = t.scopes.empty() ? t.last_module : t.scopes.back();
       }
-      // watch: the outputs of the forward ops that read a parameter (the parameterised layers)
-      if (!diagnose && !(f.phase == Phase::forward && parameter_module != 0)) return nullptr;
     }
-  } catch (...) {
-    return nullptr;
+    // watch: the outputs of the forward ops that read a parameter (the parameterised layers)
+    if (!diagnose && !(call.phase == Phase::forward && parameter_module != 0)) return;
   }
-  // Observed: keep what the end callback needs.
-  try {
-    if (f.info->views_only) {
-      s->skipped_views.fetch_add(1, std::memory_order_relaxed);
-      return nullptr;
-    }
-    if (f.info->uninitialised) {
-      s->skipped_uninitialised.fetch_add(1, std::memory_order_relaxed);
-      return nullptr;
-    }
-    f.observe = true;
-    keep_inputs(f, fn);
-  } catch (...) {
-    f.observe = false;
+  if (views_only) {
+    s.skipped_views.fetch_add(1, std::memory_order_relaxed);
+    return;
   }
-  return nullptr;
+  if (call.info->uninitialised) {
+    s.skipped_uninitialised.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  call.observe = true;
+  keep_inputs(call, arguments);
 }
 
 // Note [Seen once]
@@ -494,28 +482,28 @@ bool seen_before(ThreadState& t, const at::Tensor& tensor) {
   return false;
 }
 
-// Note [Producer or propagator]: the inputs kept by the start callback, scanned only when a
-// consumer found an output non-finite and asks.
-class FrameInputs final : public InputsCheck {
+// Note [Producer or propagator]: the inputs kept before the op ran, scanned only when a consumer
+// found an output non-finite and asks.
+class CallInputs final : public InputsCheck {
  public:
-  explicit FrameInputs(const Frame& f) : f_(f) {}
+  explicit CallInputs(const OpCall& call) : call_(call) {}
   std::optional<bool> inputs_finite() const override {
-    if (f_.inputs_overflow) return std::nullopt;
-    if (f_.written_finite == 0) return false;
-    for (std::size_t i = 0; i < f_.input_count; ++i) {
-      auto view = view_of(f_.inputs[i]);
+    if (call_.inputs_overflow) return std::nullopt;
+    if (call_.written_finite == 0) return false;
+    for (std::size_t i = 0; i < call_.input_count; ++i) {
+      auto view = view_of(call_.inputs[i]);
       if (view && !is_finite(*view)) return false;
     }
     return true;
   }
 
  private:
-  const Frame& f_;
+  const OpCall& call_;
 };
 
-void observe_output(detail::AttachState& s, ThreadState& t, const Frame& f, const at::RecordFunction& fn,
+void observe_output(detail::AttachState& s, ThreadState& t, const OpCall& call, const c10::OperatorHandle& op,
                     const at::Tensor& tensor, std::size_t index) {
-  if (index < 64 && ((f.info->view_outputs >> index) & 1U)) {
+  if (index < 64 && ((call.info->view_outputs >> index) & 1U)) {
     s.skipped_views.fetch_add(1, std::memory_order_relaxed);
     return;
   }
@@ -525,61 +513,87 @@ void observe_output(detail::AttachState& s, ThreadState& t, const Frame& f, cons
     s.skipped_duplicates.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  const FrameInputs inputs(f);
+  const CallInputs inputs(call);
   std::optional<TensorView> input;
-  if (f.info->gelu && f.input_count > 0) input = view_of(f.inputs[0]);
-  s.deliver({s.step.load(std::memory_order_relaxed), f.phase, Role::output, paths().path(f.module), fn.name(),
-             *view, std::nullopt, &inputs, input ? &*input : nullptr});
+  if (call.info->gelu && call.input_count > 0) input = view_of(call.inputs[0]);
+  s.deliver({s.step.load(std::memory_order_relaxed), call.phase, Role::output, paths().path(call.module),
+             op.schema().name(), *view, std::nullopt, &inputs, input ? &*input : nullptr});
 }
 
-void on_end(const at::RecordFunction& fn, at::ObserverContext* /*context*/) {
+// The boxed fallback for kModeKey: every op the intercepting thread calls (Note [Interception]).
+void on_op(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch::jit::Stack* stack) {
+  static const c10::DispatchKeySet kAfterMode(c10::DispatchKeySet::FULL_AFTER, kModeKey);
+  detail::AttachState* s = g_state.load(std::memory_order_acquire);
+  // Note [Outer ops only]: the ops this op calls do not come back here, unless asked for.
+  std::optional<c10::impl::ExcludeDispatchKeyGuard> outer_only;
+  if (s == nullptr || !s->options.nested_ops) outer_only.emplace(kModeKey);
+  if (s == nullptr || !s->in_step.load(std::memory_order_relaxed)) {
+    op.redispatchBoxed(keys & kAfterMode, stack);
+    return;
+  }
   ThreadState& t = thread_state();
-  if (t.depth == 0) return;
-  Frame& f = t.frames[--t.depth];
-  if (f.kind == FrameKind::node) {
-    if (!t.nodes.empty()) t.nodes.pop_back();
-    return;
+  OpCall call;
+  try {
+    const auto argument_count = op.schema().arguments().size();
+    if (argument_count <= stack->size()) prepare(*s, t, op, ::torch::jit::last(*stack, argument_count), call);
+  } catch (...) {
+    call.observe = false;
   }
-  if (f.kind == FrameKind::user_scope) {
-    if (!t.scopes.empty()) t.scopes.pop_back();
-    return;
-  }
-  if (f.kind == FrameKind::inner) return;
-  if (f.restore_recording) {
-    f.restore_recording = false;
-    at::enableRecordFunction(true);
-  }
-  if (f.outer && f.first_sequence != kNoSequence) {
-    // The inner ops went unobserved; the autograd nodes they created belong to this op's module.
-    detail::AttachState* s = g_state.load(std::memory_order_acquire);
-    if (s != nullptr && f.phase == Phase::forward) {
-      const std::uint64_t end = at::sequence_number::peek();
-      for (std::uint64_t n = f.first_sequence; n < end && n < f.first_sequence + 4096; ++n) {
-        s->sequence_modules.remember(std::int64_t(n), f.module);
-      }
+  const std::uint64_t first_sequence = at::sequence_number::peek();
+  op.redispatchBoxed(keys & kAfterMode, stack);  // the op itself; what it throws is the caller's
+  if (call.info == nullptr) return;
+  if (call.phase == Phase::forward) {
+    // Note [Module of an op]: the autograd nodes this op made (its inner ops' too) are its module's.
+    const std::uint64_t end = at::sequence_number::peek();
+    for (std::uint64_t n = first_sequence; n < end && n < first_sequence + 4096; ++n) {
+      s->sequence_modules.remember(std::int64_t(n), call.module);
     }
   }
-  if (f.observe) {
-    detail::AttachState* s = g_state.load(std::memory_order_acquire);
-    if (s != nullptr) {
-      try {
-        const auto& outputs = fn.outputs();
-        for (std::size_t i = 0; i < outputs.size(); ++i) {
-          if (outputs[i].isTensor()) {
-            observe_output(*s, t, f, fn, outputs[i].toTensor(), i);
-          } else if (outputs[i].isTensorList()) {
-            const auto list = outputs[i].toTensorList();
-            for (std::size_t j = 0; j < list.size(); ++j) observe_output(*s, t, f, fn, list.get(j), i);
-          }
-        }
-      } catch (...) {
-        s->sink_failures.fetch_add(1, std::memory_order_relaxed);
+  if (!call.observe) return;
+  try {
+    const auto return_count = op.schema().returns().size();
+    if (return_count > stack->size()) return;
+    const auto outputs = ::torch::jit::last(*stack, return_count);
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+      if (outputs[i].isTensor()) {
+        observe_output(*s, t, call, op, outputs[i].toTensor(), i);
+      } else if (outputs[i].isTensorList()) {
+        const auto list = outputs[i].toTensorList();
+        for (std::size_t j = 0; j < list.size(); ++j) observe_output(*s, t, call, op, list.get(j), i);
       }
     }
-    f.observe = false;
+  } catch (...) {
+    s->sink_failures.fetch_add(1, std::memory_order_relaxed);
   }
-  for (std::size_t i = 0; i < f.input_count; ++i) f.inputs[i].reset();
-  f.input_count = 0;
+}
+
+// Backward nodes and user scopes, from the RecordFunction ranges around them.
+std::unique_ptr<at::ObserverContext> on_range_start(const at::RecordFunction& fn) {
+  ThreadState& t = thread_state();
+  try {
+    if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION) {
+      detail::AttachState* s = g_state.load(std::memory_order_acquire);
+      // A node of a view (Note [Views pass through]) has no module: it takes the module of the
+      // forward op just before it.
+      std::uint32_t module = 0;
+      for (std::int64_t back = 0; s && module == 0 && back < 8 && fn.seqNr() - back >= 0; ++back) {
+        module = s->sequence_modules.module_of(fn.seqNr() - back);
+      }
+      t.nodes.push_back(module);
+      t.last_backward_module = module;
+      if (s && !s->backward_seen.load(std::memory_order_relaxed)) s->backward_seen.store(true);
+    } else {
+      t.scopes.push_back(paths().intern(fn.name()));
+    }
+  } catch (...) {
+  }
+  return nullptr;
+}
+
+void on_range_end(const at::RecordFunction& fn, at::ObserverContext* /*context*/) {
+  ThreadState& t = thread_state();
+  auto& ranges = fn.scope() == at::RecordScope::BACKWARD_FUNCTION ? t.nodes : t.scopes;
+  if (!ranges.empty()) ranges.pop_back();
 }
 
 void copy_values(const at::Tensor& tensor, std::vector<std::byte>& into) {
@@ -609,6 +623,7 @@ bool trackable(const at::Tensor& tensor) {
 // ---- Attachment ----------------------------------------------------------------------------------
 
 Attachment attach(ObservationSink& sink, ::torch::nn::Module& module, const AttachOptions& options) {
+  register_fallback();
   auto state = std::make_unique<detail::AttachState>();
   state->sink = &sink;
   state->options = options;
@@ -648,7 +663,7 @@ Attachment::~Attachment() {
 
 void Attachment::detach() noexcept {
   if (!state_) return;
-  state_->set_callback(false);
+  state_->set_interception(false);
   g_state.store(nullptr, std::memory_order_release);
   // This thread's remembered tensors refer to the attachment's steps; forget them now.
   for (auto& seen : thread_state().seen) seen = SeenTensor{};
@@ -667,7 +682,7 @@ void Attachment::step_begin(std::int64_t step) {
   const Tier tier = s.sink->tier();
   s.tier.store(tier);
   const auto every = std::max<std::int64_t>(1, s.options.watch_outputs_every);
-  s.set_callback(tier == Tier::diagnose || step % every == 0);
+  s.set_interception(tier == Tier::diagnose || step % every == 0);
   s.step.store(step);
   s.generation.fetch_add(1);
   s.backward_seen.store(false);
@@ -686,8 +701,8 @@ void Attachment::step_end(std::int64_t step, std::optional<double> loss) {
   if (!state_) throw Error("tfdebug::torch: step_end on a detached attachment");
   auto& s = *state_;
   s.in_step.store(false);
-  // Without the op callback this step, backward went unseen: the gradients are read here.
-  const bool backward = s.backward_seen.load() || !s.callback;
+  // Without interception this step, backward went unseen: the gradients are read here.
+  const bool backward = s.backward_seen.load() || !s.intercepting;
   if (backward && s.gradients_pending.exchange(false)) s.observe_gradients();
   if (s.options.track_updates && backward) {
     for (auto& p : s.parameters) {

@@ -22,9 +22,11 @@ std::string_view current_scope() noexcept;
 using StorageModules = std::unordered_map<const void*, std::uint32_t>;
 
 // The module of the first input whose storage is a parameter's (views of it, such as weight.t(),
-// share the storage); 0 when the op reads none. Needs the callback's inputs (needsInputs).
-inline std::uint32_t module_of_inputs(const StorageModules& modules, const at::RecordFunction& fn) {
-  for (const auto& value : fn.inputs()) {
+// share the storage); 0 when the op reads none. `inputs`: an op's boxed arguments (the
+// RecordFunction callback's inputs(), with needsInputs; or the arguments on a boxed kernel's stack).
+template <typename Values>
+std::uint32_t module_of_inputs(const StorageModules& modules, const Values& inputs) {
+  for (const auto& value : inputs) {
     if (!value.isTensor()) continue;
     const auto& tensor = value.toTensor();
     if (!tensor.defined() || !tensor.has_storage()) continue;

@@ -557,7 +557,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
         f.phase = Phase::backward;
         f.module = t.nodes.empty() ? s->empty_id : t.nodes.back();
       } else {
-        const auto parameter_module = detail::module_of_inputs(s->module_of_storage, fn);
+        const auto parameter_module = detail::module_of_inputs(s->module_of_storage, fn.inputs());
         if (s->backward_seen.load(std::memory_order_relaxed) && f.active) {
           f.phase = Phase::optimizer;
           f.module = parameter_module != 0 ? parameter_module : s->empty_id;

@@ -183,7 +183,6 @@ struct DiagnoseRun {
       EXPECT_NE(op, "aten::view");  // views of an input are never scanned
       EXPECT_NE(op, "aten::transpose");
     }
-    EXPECT_GT(counters.skipped_views, 0);
     EXPECT_EQ(counters.sink_failures, 0);
   }
 };
@@ -200,8 +199,12 @@ TEST_F(AttachTest, DiagnoseSeesTheOpsTheCallerCalledInEveryPhase) {
   EXPECT_TRUE(nested.ops.count("aten::clamp_min"));  // what aten::relu returns: the innermost op
   EXPECT_GT(nested.counters.skipped_duplicates, 0);  // aten::linear returns what aten::addmm made
   EXPECT_GT(nested.counters.skipped_uninitialised, 0);
-  // Note [Outer ops only]: most ops run inside others (CPU bmm's selects above all).
-  EXPECT_GT(nested.counters.ops, 10 * outer.counters.ops);
+  // Note [Outer ops only]: many ops run inside others (aten::linear's t and addmm, layer_norm's
+  // native_layer_norm). CPU bmm's 12,000 selects per step are views: they never reach the
+  // adapter, at any depth (Note [Views pass through]).
+  EXPECT_GT(nested.counters.ops, 2 * outer.counters.ops);
+  EXPECT_LT(nested.counters.ops, 4 * outer.counters.ops);
+  EXPECT_EQ(outer.counters.skipped_views, 0);
 }
 
 // Ground truth without tfdebug: the first step whose forward takes the log or sqrt of a negative

@@ -294,9 +294,10 @@ TEST(ProfilerWindow, BadOptionsAndNoWindow) {
   (void)plain.stop();
 }
 
-// The Session and the profiler together: the adapter hides the inner ops of the ops it observes
-// (Note [Outer ops only] in src/torch/attach.cpp), so the profiler sees outer ops; its nesting and
-// self times stay consistent, and the AnomalyWindowSink marks the Session's first error.
+// The Session and the profiler together: the adapter intercepts ops in the dispatcher (Note
+// [Interception] in src/torch/attach.cpp) and hides nothing from the profiler's RecordFunction
+// callback, which still sees every op at every depth; the AnomalyWindowSink marks the Session's
+// first error.
 TEST(ProfilerWindow, WithTheSessionKeepsTheStepsAroundTheFirstError) {
   demo::DemoConfig config;
   config.fault = demo::Fault::log;
@@ -308,11 +309,11 @@ TEST(ProfilerWindow, WithTheSessionKeepsTheStepsAroundTheFirstError) {
   ProfilerOptions options;
   options.keep_steps_before = 3;
   options.keep_steps_after = 1;
-  options.trace_events = 50000;
+  options.trace_events = 400000;  // 5 steps of ~15,000 ops, each a begin and an end
   profile::OpProfile p;
   {
     auto debug = attach(session, trainer.model());
-    debug.step_begin(0);  // the adapter learns which ops have inner ops before the profiler starts
+    debug.step_begin(0);
     debug.step_end(0, trainer.train_step());
     auto profiler = std::make_shared<Profiler>(trainer.model(), options);
     session.add_sink(std::make_shared<AnomalyWindowSink>(profiler));
@@ -349,19 +350,21 @@ TEST(ProfilerWindow, WithTheSessionKeepsTheStepsAroundTheFirstError) {
   }
   // Forward: the demo's Linear layers call aten::matmul (then add_ the bias), which has inner ops
   // (view, mm, _unsafe_view; bmm for the attention's 4-d products). The adapter observes matmul
-  // and switches recording off inside it, so the profiler sees matmul without inner ops: self =
-  // total, and no forward mm or bmm. (Without the adapter they are there: the FLOPs test above.)
+  // without hiding its inner ops from other observers: the profiler sees them inside it.
   std::uint64_t matmul_calls = 0;
+  bool forward_mm = false;
+  bool forward_bmm = false;
   for (const auto& row : p.ops) {
     if (row.phase != "forward") continue;
-    EXPECT_NE(row.op, "aten::mm") << row.module;
-    EXPECT_NE(row.op, "aten::bmm") << row.module;
+    forward_mm = forward_mm || row.op == "aten::mm";
+    forward_bmm = forward_bmm || row.op == "aten::bmm";
     if (row.op == "aten::matmul") {
       matmul_calls += row.calls;
-      EXPECT_EQ(row.self_ns, row.total_ns) << row.module;
+      EXPECT_LT(row.self_ns, row.total_ns) << row.module;
     }
   }
-  // 89 profiled steps x 17 matmuls (6 Linear layers and 2 attention products per block, the head).
+  EXPECT_TRUE(forward_mm);
+  EXPECT_TRUE(forward_bmm);
   EXPECT_EQ(matmul_calls, 89u * 17u);
 }
 
