@@ -190,7 +190,8 @@ void apply(const Json& root, RunConfig& c, const Reader& r, const std::filesyste
        }},
       {"flight_recorder", table({{"steps", integer(c.flight_recorder_steps)},
                                  {"after", integer(c.flight_recorder_after)},
-                                 {"max_ops", integer(c.flight_recorder_max_ops)}})},
+                                 {"max_ops", integer(c.flight_recorder_max_ops)},
+                                 {"moments_every", integer(c.flight_recorder_moments_every)}})},
       {"max_tracked", integer(c.max_tracked)},
       {"max_findings", integer(c.max_findings)},
       {"rules", table(rule_fields)},
@@ -237,6 +238,7 @@ std::vector<std::pair<std::string, std::string>> RunConfig::entries() const {
   integer("flight_recorder.steps", flight_recorder_steps);
   integer("flight_recorder.after", flight_recorder_after);
   integer("flight_recorder.max_ops", flight_recorder_max_ops);
+  integer("flight_recorder.moments_every", flight_recorder_moments_every);
   integer("max_tracked", max_tracked);
   integer("max_findings", max_findings);
   integer("metrics.histogram_every", metrics.histogram_every);
@@ -327,6 +329,7 @@ void RunConfig::validate() const {
   };
   positive("history_length", history_length);
   positive("flight_recorder.steps", flight_recorder_steps);
+  positive("flight_recorder.moments_every", flight_recorder_moments_every);
   positive("max_tracked", max_tracked);
   if (diagnose_steps < 0) throw Error("diagnose_steps: must be >= 0");
   if (metrics.histogram_every < 0) throw Error("metrics.histogram_every: must be >= 0 (0: never)");

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdio>
 #include <exception>
+#include <limits>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -63,6 +64,37 @@ double saturated_fraction(const Observation& o, detail::SaturationKind kind, con
   return static_cast<double>(tails) / static_cast<double>(finite);
 }
 
+// Note [Light outputs]
+// A diagnose step hands the Session every op output (~550 tensors, 2 million values a step on
+// the demo model), and the full statistics of each cost as much as a cheap op: the stats kernel
+// counts every class of value and sums moments (~22 GB/s), and took ~0.3x of the demo's step on
+// its own. The rules on op outputs need less: non-finite values (then the exact counts, taken
+// from the full statistics of that one tensor), whether any value is zero (dead units: the
+// per-unit pass runs only then), and the range. compute_extremes gives those several times
+// faster. The full statistics still come every flight_recorder_moments_every steps (and after
+// the first error, until the flight recorder is written), so the flight recorder has means and
+// standard deviations of every op on those steps.
+//
+// Stats from a one-pass summary of finite values: count, range and abs-max; the moments are NaN
+// (not measured) and the counts of zeros, signs and subnormals 0.
+Stats summary_stats(DType dtype, const Extremes& e) {
+  Stats s;
+  s.dtype = dtype;
+  s.count = e.count;
+  s.min = e.min;
+  s.max = e.max;
+  s.abs_max = e.abs_max;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  s.min_abs_nonzero = nan;
+  s.mean = nan;
+  s.variance = nan;
+  s.std = nan;
+  s.l1 = nan;
+  s.l2 = nan;
+  s.headroom = nan;
+  return s;
+}
+
 }  // namespace
 
 struct Session::State : detail::Emitter {
@@ -103,6 +135,7 @@ struct Session::State : detail::Emitter {
   std::atomic<bool> error_found{false};
   std::atomic<bool> histograms_wanted{false};  // a sink's wants_histograms()
   std::atomic<bool> metrics_wanted{false};     // a sink's wants_step_metrics()
+  std::atomic<bool> moments_wanted{false};     // full statistics of outputs until the dump
 };
 
 namespace {
@@ -125,6 +158,7 @@ void Session::State::emit(Finding finding) {
     first_error = finding;
     error_found.store(true, std::memory_order_release);
     dump_at_step = finding.step + config.flight_recorder_after;
+    moments_wanted.store(true, std::memory_order_relaxed);  // the window's last steps in full
   }
   const std::string key = finding_key(finding.rule, finding.severity, finding.module, finding.op);
   if (const auto it = finding_index.find(key); it != finding_index.end()) {
@@ -153,6 +187,7 @@ void Session::State::add_evidence(std::string_view rule, std::string_view module
 
 void Session::State::write_flight_recorder() {
   dump_at_step.reset();
+  moments_wanted.store(false, std::memory_order_relaxed);
   if (config.run_dir.empty() || !first_error) return;
   std::filesystem::create_directories(config.run_dir);
   const std::filesystem::path path = config.run_dir / "flight_recorder.json";
@@ -222,7 +257,26 @@ void Session::observe(const Observation& observation) {
     StatsOptions options;
     if (s.config.target_dtype && s.config.rules.headroom.enabled && is_floating(observation.value.dtype()))
       options.target = s.config.target_dtype;
-    m.stats = compute_stats(observation.value, options);
+    // Note [Light outputs]: most op outputs get the one-pass summary; see
+    // RunConfig::flight_recorder_moments_every.
+    const bool light = observation.role == Role::output && !options.target &&
+                       observation.step % s.config.flight_recorder_moments_every != 0 &&
+                       !s.metrics_wanted.load(std::memory_order_relaxed) &&
+                       !s.moments_wanted.load(std::memory_order_relaxed);
+    bool has_zero = false;
+    if (light) {
+      const Extremes e = compute_extremes(observation.value);
+      if (e.nonfinite) {
+        m.stats = compute_stats(observation.value, options);  // the counts the finding reports
+        has_zero = m.stats.zero > 0;
+      } else {
+        m.stats = summary_stats(observation.value.dtype(), e);
+        has_zero = e.zero;
+      }
+    } else {
+      m.stats = compute_stats(observation.value, options);
+      has_zero = m.stats.zero > 0;
+    }
     // A non-finite output whose producer answers only on demand: ask it now, outside the lock.
     Observation resolved = observation;
     if (m.stats.nonfinite() > 0 && observation.role == Role::output) {
@@ -232,7 +286,7 @@ void Session::observe(const Observation& observation) {
     if (s.monitors.wants_unit_activity(observation)) {
       // No value is +-0 (most op outputs): every unit is active, no second pass needed.
       m.unit_active =
-          m.stats.zero == 0 && m.stats.nonfinite() == 0
+          !has_zero && m.stats.nonfinite() == 0
               ? std::vector<std::uint8_t>(
                     static_cast<std::size_t>(observation.value.shape(observation.value.rank() - 1)), 1)
               : unit_activity(observation.value);

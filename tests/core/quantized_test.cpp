@@ -1,6 +1,7 @@
 #include "tfdebug/core/quantized.hpp"
 
 #include <gtest/gtest.h>
+#include <hwy/targets.h>
 
 #include <cmath>
 #include <cstring>
@@ -284,6 +285,83 @@ TEST(RowSummaries, AgreeWithAPlainLoop) {
   }
   std::int32_t ints[4] = {};
   EXPECT_THROW(row_summaries(TensorView(ints, DType::i32, {2, 2}), nullptr, nullptr, nullptr), Error);
+}
+
+// compute_extremes against a plain loop over the decoded values, for every float dtype and
+// lengths around the vector widths, with -0, subnormals, and each kind of non-finite value in
+// turn at every position class (first, body, tail).
+void expect_extremes_agree_with_a_plain_loop();
+
+TEST(Extremes, AgreeWithAPlainLoopOnEverySimdTarget) {
+  for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    SCOPED_TRACE(hwy::TargetName(target));
+    hwy::SetSupportedTargetsForTest(target);
+    expect_extremes_agree_with_a_plain_loop();
+  }
+  hwy::SetSupportedTargetsForTest(0);  // back to what the CPU supports
+}
+
+void expect_extremes_agree_with_a_plain_loop() {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.5f, 3.0f);
+  for (const DType dtype : {DType::f32, DType::f64, DType::f16, DType::bf16}) {
+    for (const std::int64_t n : {1, 7, 15, 16, 17, 31, 32, 33, 63, 64, 65, 129, 1000, 40000}) {
+      std::vector<float> v(static_cast<std::size_t>(n));
+      for (auto& x : v) x = normal(rng);
+      for (const int variant : {0, 1, 2, 3, 4, 5}) {
+        std::vector<float> w = v;
+        const std::size_t at = variant % 3 == 0 ? 0 : variant % 3 == 1 ? w.size() / 2 : w.size() - 1;
+        if (variant == 1) w[at] = -0.0f;
+        if (variant == 2) w[at] = 1e-40f;  // subnormal in f32 (0 in f16, bf16 keeps it)
+        if (variant == 3) w[at] = std::numeric_limits<float>::quiet_NaN();
+        if (variant == 4) w[at] = -std::numeric_limits<float>::infinity();
+        if (variant == 5) w[at] = std::numeric_limits<float>::infinity();
+        const Tensor t = encoded(w, dtype, 1, n);
+        const Extremes e = compute_extremes(t.view());
+        bool nonfinite = false;
+        bool zero = false;
+        double lo = std::numeric_limits<double>::infinity();
+        double hi = -lo;
+        for (std::int64_t i = 0; i < n; ++i) {
+          const double x = t.view().at({0, i});
+          nonfinite = nonfinite || !std::isfinite(x);
+          zero = zero || x == 0;
+          lo = std::min(lo, x);
+          hi = std::max(hi, x);
+        }
+        const std::string where = std::string(dtype_name(dtype)) + " n=" + std::to_string(n) +
+                                  " variant " + std::to_string(variant);
+        EXPECT_EQ(e.count, n) << where;
+        EXPECT_EQ(e.nonfinite, nonfinite) << where;
+        EXPECT_EQ(e.zero, zero) << where;
+        EXPECT_EQ(all_finite(t.view()), !nonfinite) << where;
+        if (nonfinite) {
+          EXPECT_EQ(e.min, 0) << where;  // not measured
+          continue;
+        }
+        EXPECT_EQ(e.min, lo) << where;
+        EXPECT_EQ(e.max, hi) << where;
+        EXPECT_EQ(e.abs_max, std::max(std::fabs(lo), std::fabs(hi))) << where;
+        const Stats s = compute_stats(t.view());  // the same as the full statistics
+        EXPECT_EQ(e.min, s.min) << where;
+        EXPECT_EQ(e.max, s.max) << where;
+        EXPECT_EQ(e.abs_max, s.abs_max) << where;
+        EXPECT_EQ(e.zero, s.zero > 0) << where;
+      }
+    }
+  }
+  // Strided views and other dtypes go through compute_stats.
+  const Tensor m = encoded({1, -2, 3, 0, 5, 6}, DType::f32, 2, 3);
+  const Extremes strided = compute_extremes(m.view().transposed(0, 1));
+  EXPECT_EQ(strided.min, -2);
+  EXPECT_EQ(strided.max, 6);
+  EXPECT_TRUE(strided.zero);
+  std::int32_t ints[4] = {3, -9, 4, 1};
+  const Extremes integers = compute_extremes(TensorView(ints, DType::i32, {4}));
+  EXPECT_EQ(integers.min, -9);
+  EXPECT_EQ(integers.abs_max, 9);
+  EXPECT_FALSE(integers.zero);
+  EXPECT_EQ(compute_extremes(TensorView(ints, DType::i32, {0})).count, 0);
 }
 
 }  // namespace

@@ -5,11 +5,13 @@
 #include <nlohmann/json.hpp>
 
 #include "session_test_util.hpp"
+#include "tfdebug/core/error.hpp"
 
 namespace tfdebug {
 namespace {
 
 using testing::output;
+using testing::with_rule;
 
 TEST(Tier, EscalatesAfterAWarningAndFallsBack) {
   RunConfig config = testing::quiet_config();
@@ -65,6 +67,53 @@ TEST(FlightRecorder, KeepsTheLastStepsInBoundedMemory) {
   EXPECT_EQ(steps[1].ops[1].min, -4);
   EXPECT_EQ(steps[1].ops[1].abs_max, 4);
   EXPECT_EQ(steps[1].ops[1].count, 3);
+}
+
+// Note [Light outputs]: op outputs get the full statistics every moments_every steps and after the
+// first error; on the other steps the one-pass summary, whose range is exact and whose moments
+// are not measured. Parameters always get the full statistics.
+TEST(FlightRecorder, OutputMomentsEveryKStepsAndAfterTheFirstError) {
+  RunConfig config = testing::quiet_config();
+  config.tier = Tier::diagnose;
+  config.flight_recorder_moments_every = 3;
+  config.flight_recorder_after = 2;
+  Session session(config);
+  const std::vector<float> values = {1, -4, 2, 0.5f};
+  const std::vector<float> weights = testing::normal(64, 0, 0.1f, 3);
+  const std::vector<float> bad = {1, std::nanf(""), 2, 3};
+  for (std::int64_t step = 0; step < 7; ++step) {
+    session.begin_step(step);
+    session.observe(testing::tensor(step, Role::parameter, "fc", "fc.weight", weights, {8, 8}));
+    session.observe(output(step, "fc", "aten::linear", values));
+    if (step == 4) session.observe(output(step, "fc", "aten::log", bad, {}, true));
+    session.end_step(step, 1.0);
+  }
+  ASSERT_EQ(with_rule(session.findings(), "nonfinite").size(), 1u) << testing::describe(session.findings());
+  const auto steps = session.flight_recorder();
+  ASSERT_EQ(steps.size(), 7u);
+  for (const auto& step : steps) {
+    for (const auto& op : step.ops) {
+      const std::string where = op.op + " at step " + std::to_string(step.step);
+      const bool full = op.role != Role::output || step.step % 3 == 0 || step.step == 5 || step.step == 6 ||
+                        op.op == "aten::log";  // the non-finite output: full statistics, for its counts
+      EXPECT_EQ(std::isfinite(op.std), full) << where;  // moments of the finite values
+      if (op.op == "aten::linear") {
+        EXPECT_EQ(op.count, 4) << where;
+        EXPECT_EQ(op.min, -4) << where;
+        EXPECT_EQ(op.max, 2) << where;
+        EXPECT_EQ(op.abs_max, 4) << where;
+        if (full) {
+          EXPECT_DOUBLE_EQ(op.mean, -0.125) << where;
+        }
+      }
+      if (op.op == "aten::log") {
+        EXPECT_EQ(op.nan, 1) << where;
+      }
+    }
+  }
+  RunConfig bad_config;
+  bad_config.flight_recorder_moments_every = 0;
+  EXPECT_THROW(bad_config.validate(), Error);
 }
 
 TEST(FlightRecorder, NamesPastTheLimitAreOther) {

@@ -121,6 +121,23 @@ class StatsAccumulator {
 void row_summaries(TensorView matrix, double* row_abs_max, std::uint8_t* row_zero,
                    std::uint8_t* column_nonzero);
 
+// The one-pass summary a live session takes of op outputs every step: does anything hold a NaN
+// or Inf, any +-0, and what range do the values span. Several times compute_stats' speed on
+// contiguous f32, f64, f16 and bf16 (the bits are read as integers; no moments, no counts);
+// other dtypes and strided views take compute_stats. When nonfinite is true, min, max and abs_max
+// are not measured (0): compute_stats has the counts and the finite range.
+struct Extremes {
+  std::int64_t count = 0;
+  bool nonfinite = false;  // some value is NaN, +Inf or -Inf
+  bool zero = false;       // some value is +0 or -0
+  double min = 0;
+  double max = 0;
+  double abs_max = 0;
+};
+Extremes compute_extremes(TensorView view);
+// compute_extremes(view).nonfinite == false.
+bool all_finite(TensorView view);
+
 // SIMD targets this build has code for and this CPU supports, best first, e.g.
 // {"AVX3", "AVX2", "SSE4", "SSSE3", "EMU128"}.
 std::vector<std::string> simd_targets();

@@ -132,6 +132,14 @@ struct RunConfig {
   int flight_recorder_steps = 8;       // steps kept in the flight recorder (ring)
   int flight_recorder_after = 1;       // steps recorded after the first error before the dump
   int flight_recorder_max_ops = 4096;  // per-step summaries kept (the rest are counted)
+  // Op outputs get the full statistics on steps where step % this == 0, and on every step after
+  // the first error until the flight recorder is written; on other steps a one-pass summary
+  // (compute_extremes: NaN/Inf, zeros, min, max, abs_max; several times faster), which every rule
+  // works from. What it lacks is the flight recorder's mean and std (null in
+  // flight_recorder.json). 1: full statistics for every output. Parameters, gradients and updates
+  // always get the full statistics, and every output does while a sink wants per-step metrics or
+  // target_dtype is set.
+  int flight_recorder_moments_every = 10;
   int max_tracked = 10000;             // distinct (module, op) keys with rule state; the rest are counted
   int max_findings = 1000;             // distinct findings kept; the rest are counted
   Rules rules;

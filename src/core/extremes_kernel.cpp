@@ -1,0 +1,249 @@
+// compute_extremes (stats.hpp): the one-pass "is anything wrong here" summary of a tensor, for the
+// op outputs a live session checks every step. Per vector it keeps the largest and smallest
+// |x| as integers (IEEE magnitudes order like integers once the sign bit is masked; the largest
+// at or above the infinity pattern means a NaN or Inf, the smallest at 0 means a zero) and the
+// smallest and largest value (float lanes for f32 and f64; for f16 and bf16, the bit patterns
+// turned into integers that order like the values, so no lane converts). Six to nine simple
+// operations per vector against the stats kernel's classification counts and moments: several
+// times its speed. Highway dispatches to the best SIMD target, as for the stats kernel.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "extremes_kernel.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+HWY_BEFORE_NAMESPACE();
+namespace tfdebug::detail {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Float lanes (f32, f64). out: [largest |bits|, smallest |bits|]; lo/hi: the smallest and largest
+// value (meaningful only when no lane was NaN).
+template <typename TF, typename TU>
+HWY_INLINE void FloatImpl(const TF* HWY_RESTRICT data, std::int64_t n, TU abs_mask, TU* HWY_RESTRICT out,
+                          TF* HWY_RESTRICT lo, TF* HWY_RESTRICT hi) {
+  const hn::ScalableTag<TF> df;
+  const hn::RebindToUnsigned<decltype(df)> du;
+  const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
+  const auto mask = hn::Set(du, abs_mask);
+  auto amax0 = hn::Zero(du);
+  auto amax1 = hn::Zero(du);
+  auto amin0 = hn::Set(du, abs_mask);
+  auto amin1 = hn::Set(du, abs_mask);
+  auto vmin0 = hn::Set(df, std::numeric_limits<TF>::infinity());
+  auto vmin1 = vmin0;
+  auto vmax0 = hn::Set(df, -std::numeric_limits<TF>::infinity());
+  auto vmax1 = vmax0;
+  std::int64_t i = 0;
+  for (; i + 2 * lanes <= n; i += 2 * lanes) {
+    const auto x0 = hn::LoadU(df, data + i);
+    const auto x1 = hn::LoadU(df, data + i + lanes);
+    const auto a0 = hn::And(hn::BitCast(du, x0), mask);
+    const auto a1 = hn::And(hn::BitCast(du, x1), mask);
+    amax0 = hn::Max(amax0, a0);
+    amax1 = hn::Max(amax1, a1);
+    amin0 = hn::Min(amin0, a0);
+    amin1 = hn::Min(amin1, a1);
+    vmin0 = hn::Min(vmin0, x0);
+    vmin1 = hn::Min(vmin1, x1);
+    vmax0 = hn::Max(vmax0, x0);
+    vmax1 = hn::Max(vmax1, x1);
+  }
+  for (; i + lanes <= n; i += lanes) {
+    const auto x0 = hn::LoadU(df, data + i);
+    const auto a0 = hn::And(hn::BitCast(du, x0), mask);
+    amax0 = hn::Max(amax0, a0);
+    amin0 = hn::Min(amin0, a0);
+    vmin0 = hn::Min(vmin0, x0);
+    vmax0 = hn::Max(vmax0, x0);
+  }
+  HWY_ALIGN TU bits[hn::MaxLanes(du)];
+  HWY_ALIGN TF values[hn::MaxLanes(df)];
+  TU largest = 0;
+  TU smallest = abs_mask;
+  hn::Store(hn::Max(amax0, amax1), du, bits);
+  for (std::int64_t l = 0; l < lanes; ++l) largest = std::max(largest, bits[l]);
+  hn::Store(hn::Min(amin0, amin1), du, bits);
+  for (std::int64_t l = 0; l < lanes; ++l) smallest = std::min(smallest, bits[l]);
+  TF low = std::numeric_limits<TF>::infinity();
+  TF high = -low;
+  hn::Store(hn::Min(vmin0, vmin1), df, values);
+  for (std::int64_t l = 0; l < lanes; ++l) low = std::min(low, values[l]);
+  hn::Store(hn::Max(vmax0, vmax1), df, values);
+  for (std::int64_t l = 0; l < lanes; ++l) high = std::max(high, values[l]);
+  for (; i < n; ++i) {
+    TU b;
+    std::memcpy(&b, data + i, sizeof(TU));
+    const TU a = static_cast<TU>(b & abs_mask);
+    largest = std::max(largest, a);
+    smallest = std::min(smallest, a);
+    low = std::min(low, data[i]);
+    high = std::max(high, data[i]);
+  }
+  out[0] = largest;
+  out[1] = smallest;
+  *lo = low;
+  *hi = high;
+}
+
+// 16-bit floats (f16, bf16) as bit patterns. out: [largest |bits|, smallest |bits|, smallest key,
+// largest key], where key(b) = b ^ ((b >> 15) & abs_mask) as a signed integer orders like the
+// value (negative values flip their magnitude bits) and is its own inverse.
+HWY_INLINE void Bits16Impl(const std::uint16_t* HWY_RESTRICT data, std::int64_t n, std::uint16_t abs_mask,
+                           std::uint16_t* HWY_RESTRICT out) {
+  const hn::ScalableTag<std::uint16_t> du;
+  const hn::RebindToSigned<decltype(du)> di;
+  const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(du));
+  const auto mask = hn::Set(du, abs_mask);
+  const auto imask = hn::BitCast(di, mask);
+  auto amax = hn::Zero(du);
+  auto amin = hn::Set(du, abs_mask);
+  auto kmin = hn::Set(di, std::numeric_limits<std::int16_t>::max());
+  auto kmax = hn::Set(di, std::numeric_limits<std::int16_t>::min());
+  std::int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    const auto b = hn::LoadU(du, data + i);
+    const auto a = hn::And(b, mask);
+    amax = hn::Max(amax, a);
+    amin = hn::Min(amin, a);
+    const auto s = hn::BitCast(di, b);
+    const auto k = hn::Xor(s, hn::And(hn::ShiftRight<15>(s), imask));
+    kmin = hn::Min(kmin, k);
+    kmax = hn::Max(kmax, k);
+  }
+  HWY_ALIGN std::uint16_t bits[hn::MaxLanes(du)];
+  HWY_ALIGN std::int16_t keys[hn::MaxLanes(di)];
+  std::uint16_t largest = 0;
+  std::uint16_t smallest = abs_mask;
+  std::int16_t low = std::numeric_limits<std::int16_t>::max();
+  std::int16_t high = std::numeric_limits<std::int16_t>::min();
+  hn::Store(amax, du, bits);
+  for (std::int64_t l = 0; l < lanes; ++l) largest = std::max(largest, bits[l]);
+  hn::Store(amin, du, bits);
+  for (std::int64_t l = 0; l < lanes; ++l) smallest = std::min(smallest, bits[l]);
+  hn::Store(kmin, di, keys);
+  for (std::int64_t l = 0; l < lanes; ++l) low = std::min(low, keys[l]);
+  hn::Store(kmax, di, keys);
+  for (std::int64_t l = 0; l < lanes; ++l) high = std::max(high, keys[l]);
+  for (; i < n; ++i) {
+    const std::uint16_t b = data[i];
+    const auto a = static_cast<std::uint16_t>(b & abs_mask);
+    largest = std::max(largest, a);
+    smallest = std::min(smallest, a);
+    const auto s = static_cast<std::int16_t>(b);
+    const auto k = static_cast<std::int16_t>(s ^ ((s < 0 ? -1 : 0) & static_cast<std::int16_t>(abs_mask)));
+    low = std::min(low, k);
+    high = std::max(high, k);
+  }
+  out[0] = largest;
+  out[1] = smallest;
+  out[2] = static_cast<std::uint16_t>(low);
+  out[3] = static_cast<std::uint16_t>(high);
+}
+
+void Extremes32(const float* data, std::int64_t n, std::uint32_t* out, float* lo, float* hi) {
+  FloatImpl<float, std::uint32_t>(data, n, 0x7FFFFFFFu, out, lo, hi);
+}
+void Extremes64(const double* data, std::int64_t n, std::uint64_t* out, double* lo, double* hi) {
+  FloatImpl<double, std::uint64_t>(data, n, 0x7FFFFFFFFFFFFFFFull, out, lo, hi);
+}
+void Extremes16(const std::uint16_t* data, std::int64_t n, std::uint16_t abs_mask, std::uint16_t* out) {
+  Bits16Impl(data, n, abs_mask, out);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace tfdebug::detail
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+#include "tfdebug/core/dtype.hpp"
+#include "tfdebug/core/stats.hpp"
+
+namespace tfdebug {
+namespace detail {
+HWY_EXPORT(Extremes32);
+HWY_EXPORT(Extremes64);
+HWY_EXPORT(Extremes16);
+}  // namespace detail
+
+namespace {
+
+// From the full statistics: strided views, fp8 and integer dtypes.
+Extremes from_stats(const TensorView& view) {
+  const Stats s = compute_stats(view);
+  Extremes e;
+  e.count = s.count;
+  e.nonfinite = s.nonfinite() > 0;
+  e.zero = s.zero > 0;
+  if (!e.nonfinite) {
+    e.min = s.min;
+    e.max = s.max;
+    e.abs_max = s.abs_max;
+  }
+  return e;
+}
+
+// What the bit patterns say; the range only when every value is finite.
+Extremes finish(std::int64_t count, bool nonfinite, bool zero, double low, double high) {
+  Extremes e;
+  e.count = count;
+  e.nonfinite = nonfinite;
+  e.zero = zero;
+  if (!nonfinite) {
+    e.min = low;
+    e.max = high;
+    e.abs_max = std::max(std::fabs(low), std::fabs(high));
+  }
+  return e;
+}
+
+}  // namespace
+
+Extremes compute_extremes(TensorView view) {
+  const std::int64_t n = view.numel();
+  if (n == 0) return Extremes{};
+  if (!view.is_contiguous()) return from_stats(view);
+  switch (view.dtype()) {
+    case DType::f32: {
+      std::uint32_t bits[2];
+      float lo = 0;
+      float hi = 0;
+      HWY_DYNAMIC_DISPATCH(detail::Extremes32)(static_cast<const float*>(view.data()), n, bits, &lo, &hi);
+      return finish(n, bits[0] >= 0x7F800000u, bits[1] == 0, lo, hi);
+    }
+    case DType::f64: {
+      std::uint64_t bits[2];
+      double lo = 0;
+      double hi = 0;
+      HWY_DYNAMIC_DISPATCH(detail::Extremes64)(static_cast<const double*>(view.data()), n, bits, &lo, &hi);
+      return finish(n, bits[0] >= 0x7FF0000000000000ull, bits[1] == 0, lo, hi);
+    }
+    case DType::f16:
+    case DType::bf16: {
+      const bool half = view.dtype() == DType::f16;
+      std::uint16_t out[4];
+      HWY_DYNAMIC_DISPATCH(detail::Extremes16)(static_cast<const std::uint16_t*>(view.data()), n, 0x7FFF, out);
+      auto decode = [&](std::uint16_t key) {
+        const auto s = static_cast<std::int16_t>(key);
+        const auto b = static_cast<std::uint16_t>(s ^ ((s < 0 ? -1 : 0) & 0x7FFF));
+        return static_cast<double>(half ? f16_to_f32(b) : bf16_to_f32(b));
+      };
+      return finish(n, out[0] >= (half ? 0x7C00 : 0x7F80), out[1] == 0, decode(out[2]), decode(out[3]));
+    }
+    default:
+      return from_stats(view);
+  }
+}
+
+bool all_finite(TensorView view) {
+  return !compute_extremes(view).nonfinite;
+}
+
+}  // namespace tfdebug
+#endif  // HWY_ONCE
