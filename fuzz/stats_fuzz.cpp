@@ -1,5 +1,6 @@
 // libFuzzer: the stats kernel on arbitrary bytes, every dtype, every supported SIMD target,
-// both precision modes, checked against the scalar reference (a differential fuzzer).
+// both precision modes, checked against the scalar reference (a differential fuzzer); and
+// compute_extremes (the best SIMD target) against the reference's classification and range.
 //
 // Input: byte 0 picks the dtype, byte 1 the options (target dtype, exact), byte 2 a
 // misalignment 0..7; the rest is tensor data.
@@ -85,6 +86,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       same(static_cast<double>(s.target->subnormal), static_cast<double>(r.target->subnormal), "t_subnormal",
            t);
     }
+  }
+  const tfdebug::Extremes e = tfdebug::compute_extremes(view);
+  same(static_cast<double>(e.count), static_cast<double>(r.count), "extremes count", "extremes");
+  same(e.nonfinite ? 1.0 : 0.0, r.nonfinite() > 0 ? 1.0 : 0.0, "extremes nonfinite", "extremes");
+  same(e.zero ? 1.0 : 0.0, r.zero > 0 ? 1.0 : 0.0, "extremes zero", "extremes");
+  if (!e.nonfinite && r.count > 0) {
+    same(e.min, r.min, "extremes min", "extremes");
+    same(e.max, r.max, "extremes max", "extremes");
+    same(e.abs_max, r.abs_max, "extremes abs_max", "extremes");
   }
   return 0;
 }

@@ -312,9 +312,9 @@ struct AttachState {
   std::optional<at::CallbackHandle> ranges;  // backward nodes and user scopes, while intercepting
 
   void set_interception(bool on) {
+    c10::impl::tls_set_dispatch_key_included(kModeKey, on);  // this thread's, whichever it is
     if (on == intercepting) return;
     intercepting = on;
-    c10::impl::tls_set_dispatch_key_included(kModeKey, on);
     if (on) {
       ranges = at::addGlobalCallback(at::RecordFunctionCallback(&on_range_start, &on_range_end)
                                          .scopes({at::RecordScope::BACKWARD_FUNCTION, at::RecordScope::USER_SCOPE}));

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <gtest/gtest.h>
+#include <torch/library.h>
 #include <torch/nn/module.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "demo_model.hpp"
@@ -399,6 +401,42 @@ TEST_F(AttachTest, DetachStopsObservingAndOnlyOneAttachmentAtATime) {
   EXPECT_EQ(sink.records.size(), count);
   auto again = tfdebug::torch::attach(sink, *tiny);  // the old one is gone
   EXPECT_TRUE(again.attached());
+}
+
+// Note [Interception]: the stepping thread's ops are intercepted; another thread's are not.
+TEST_F(AttachTest, OnlyTheSteppingThreadsOpsAreObserved) {
+  auto tiny = std::make_shared<Tiny>();
+  RecordingSink sink(Tier::diagnose);
+  auto debug = tfdebug::torch::attach(sink, *tiny);
+  debug.step_begin(0);
+  std::thread other([&] { (void)at::sin(tiny->weight); });
+  other.join();
+  (void)at::exp(tiny->weight);
+  debug.step_end(0, 1.0);
+  std::set<std::string> ops;
+  for (const auto& r : sink.records) ops.insert(r.op);
+  EXPECT_TRUE(ops.count("aten::exp"));
+  EXPECT_FALSE(ops.count("aten::sin"));
+}
+
+// Note [Interception]: the mode key's fallback can belong to one library only; attach says so.
+TEST(AttachKey, AttachSaysWhenSomethingElseTookTheModeKey) {
+  std::unique_ptr<torch::Library> other;
+  try {
+    other = std::make_unique<torch::Library>(torch::Library::IMPL, "_", c10::DispatchKey::TESTING_ONLY_GenericMode,
+                                             __FILE__, __LINE__);
+    other->fallback(torch::CppFunction::makeFallthrough());
+  } catch (const std::exception&) {
+    GTEST_SKIP() << "an earlier test of this process attached first (run it on its own, as ctest does)";
+  }
+  auto tiny = std::make_shared<Tiny>();
+  RecordingSink sink(Tier::diagnose);
+  try {
+    (void)tfdebug::torch::attach(sink, *tiny);
+    ADD_FAILURE() << "attach should refuse";
+  } catch (const tfdebug::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("TESTING_ONLY_GenericMode"), std::string::npos) << e.what();
+  }
 }
 
 class ThrowingSink : public RecordingSink {

@@ -1,7 +1,8 @@
-// Attach tfdebug to a LibTorch training loop with no change to the model: one global
-// at::RecordFunction callback sees every aten op of the forward, the backward (on any autograd
-// thread) and the optimizer step, and hands what it sees to an ObservationSink (a
-// tfdebug::Session, or any other sink).
+// Attach tfdebug to a LibTorch training loop with no change to the model: a dispatcher fallback
+// sees every aten op that the thread calling step_begin runs in the forward, the backward (also
+// on the autograd engine's threads) and the optimizer step, and hands what it sees to an
+// ObservationSink (a tfdebug::Session, or any other sink). How, and why not RecordFunction:
+// Note [Interception] in src/torch/attach.cpp and docs/live-debugging.md.
 //
 //   MyModel model;                                   // any torch::nn::Module
 //   torch::optim::Adam optimizer(model->parameters(), 1e-3);
@@ -28,7 +29,7 @@
 // autograd node (the sequence number both share).
 //
 // Only one attachment may be live at a time in a process; attach throws tfdebug::Error
-// otherwise. The callbacks never throw into the training loop: a sink that throws from
+// otherwise. The interception never throws into the training loop: a sink that throws from
 // observe() is counted in Counters::sink_failures and the run goes on.
 #pragma once
 
@@ -50,14 +51,13 @@ struct AttachOptions {
   // the update (new - old) with Role::update. Costs one copy of the parameters per step.
   bool track_updates = true;
   // In tier watch, observe layer outputs only every this many steps (steps where step % N == 0):
-  // the op callback costs every op of a step even when it observes nothing (~15% of a small
-  // model's step), so watch leaves it off in the other steps and reads parameters, gradients and
-  // updates from the step markers. 1: every step. Tier diagnose observes every step regardless.
+  // intercepting ops costs every op of a step even when nothing is observed, so watch leaves it
+  // off in the other steps and reads parameters, gradients and updates from the step markers.
+  // 1: every step. Tier diagnose observes every step regardless.
   std::int64_t watch_outputs_every = 10;
-  // Observe the ops that run inside other ops too (aten::addmm inside aten::linear, the selects
-  // CPU bmm makes): finer names for a bad value, at several times the cost on small models.
-  // Off: the callback turns RecordFunction off inside each op it sees, on that thread, for every
-  // RecordFunction observer (LibTorch's profiler included). Ops inside backward nodes are seen
+  // Observe the ops that run inside other ops too (aten::addmm inside aten::linear,
+  // native_layer_norm inside layer_norm): finer names for a bad value, at about three times the
+  // ops. Ops that only return views are never observed. Ops inside backward nodes are seen
   // either way.
   bool nested_ops = false;
 };
@@ -66,11 +66,13 @@ namespace detail {
 struct AttachState;
 }  // namespace detail
 
-// The live attachment. Destroying it (or detach()) removes the callback; safe while no
-// training step runs on another thread.
+// The live attachment. Destroying it (or detach()) stops the interception (the dispatcher
+// fallback stays registered and passes ops through: the process cannot unregister it cheaply);
+// safe while no training step runs on another thread. Call it on the thread that calls
+// step_begin: that thread's dispatch keys are reset.
 class Attachment {
  public:
-  // What the callback did since attach; for tests and benchmarks.
+  // What the interception did since attach; for tests and benchmarks.
   struct Counters {
     std::int64_t ops = 0;                    // aten ops seen inside steps
     std::int64_t observed = 0;               // tensors handed to the sink (all roles)
