@@ -19,14 +19,20 @@ FlightRecorder::FlightRecorder(int steps, int max_ops_per_step, int max_names)
 }
 
 std::uint32_t FlightRecorder::intern(std::string_view name) {
-  // Heterogeneous lookup needs C++20 transparent hashing on unordered_map; names are short,
-  // and a step interns only names it has not seen in earlier steps, so a key copy is fine.
+  const auto address = reinterpret_cast<std::uintptr_t>(name.data());
+  Recent& recent = recent_[((address >> 3) * 0x9E3779B97F4A7C15ULL) >> (64 - 10)];
+  if (recent.data == name.data() && recent.size == name.size() && names_[recent.id] == name) return recent.id;
   const std::string key(name);
-  if (const auto it = ids_.find(key); it != ids_.end()) return it->second;
-  if (names_.size() >= max_names_) return 0;
-  const auto id = static_cast<std::uint32_t>(names_.size());
-  names_.push_back(key);
-  ids_.emplace(key, id);
+  std::uint32_t id = 0;
+  if (const auto it = ids_.find(key); it != ids_.end()) {
+    id = it->second;
+  } else {
+    if (names_.size() >= max_names_) return 0;
+    id = static_cast<std::uint32_t>(names_.size());
+    names_.push_back(key);
+    ids_.emplace(key, id);
+  }
+  recent = Recent{name.data(), name.size(), id};
   return id;
 }
 

@@ -12,6 +12,7 @@
 // (names past max_names are recorded as "<other>"). Not thread-safe: the Session serialises.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -80,6 +81,14 @@ class FlightRecorder {
   std::int64_t dropped_total_ = 0;
   std::vector<std::string> names_;
   std::unordered_map<std::string, std::uint32_t> ids_;
+  // Producers pass the same stable strings every step (interned module paths, op schema names):
+  // a direct-mapped cache by address, checked against the stored name, skips hashing the text.
+  struct Recent {
+    const char* data = nullptr;
+    std::size_t size = 0;
+    std::uint32_t id = 0;
+  };
+  std::array<Recent, 1024> recent_{};
 };
 
 }  // namespace tfdebug
