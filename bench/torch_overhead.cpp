@@ -17,7 +17,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <memory>
 #include <string>
 #include <vector>
@@ -112,18 +111,12 @@ const char* mode_name(Mode m) {
   return "?";
 }
 
-double thread_cpu_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
-}
-
 struct Runner {
   Mode mode;
   std::unique_ptr<tfdebug::demo::DemoTrainer> trainer;
   std::unique_ptr<tfdebug::ObservationSink> sink;
   std::vector<double> times;
-  std::vector<double> cpu_times;  // this thread's CPU time per step: what a busy neighbour cannot steal
+  std::vector<double> round_medians;  // the median step of each round
   std::int64_t step = 0;
   std::int64_t ops = 0;  // ops the adapter's callback (or the profiler) saw, over the timed steps
   tfdebug::demo::DemoConfig config;
@@ -152,7 +145,6 @@ struct Runner {
     const bool anomaly = mode == Mode::anomaly;
     torch::autograd::AnomalyMode::set_enabled(anomaly);
     for (std::int64_t i = 0; i < steps; ++i, ++step) {
-      const double cpu_start = thread_cpu_seconds();
       const auto start = std::chrono::steady_clock::now();
       if (debug) debug->step_begin(step);
       if (profiler) profiler->step_begin(step);
@@ -160,7 +152,6 @@ struct Runner {
       if (debug) debug->step_end(step, loss);
       if (profiler) profiler->step_end(step);
       times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-      cpu_times.push_back(thread_cpu_seconds() - cpu_start);
     }
     torch::autograd::AnomalyMode::set_enabled(false);
     if (empty) at::removeCallback(*empty);
@@ -168,7 +159,6 @@ struct Runner {
     if (profiler) ops += static_cast<std::int64_t>(profiler->stop().ops_seen);
   }
   double median() const { return median_of(times); }
-  double cpu_median() const { return median_of(cpu_times); }
   static double median_of(const std::vector<double>& values) {
     auto sorted = values;
     std::sort(sorted.begin(), sorted.end());
@@ -193,16 +183,29 @@ void measure(const char* label, const tfdebug::demo::DemoConfig& config, int rou
     }
     r.run(3);  // warm-up
     r.times.clear();
-    r.cpu_times.clear();
+    r.round_medians.clear();
     r.ops = 0;
     runners.push_back(std::move(r));
   }
   // Interleaved rounds, so that a noisy neighbour slows every mode alike.
   for (int round = 0; round < rounds; ++round) {
-    for (auto& r : runners) r.run(steps);
+    for (auto& r : runners) {
+      const std::size_t first = r.times.size();
+      r.run(steps);
+      r.round_medians.push_back(
+          Runner::median_of(std::vector<double>(r.times.begin() + std::ptrdiff_t(first), r.times.end())));
+    }
   }
   const double off = runners[0].median();
-  const double off_cpu = runners[0].cpu_median();
+  // Paired: the median over rounds of this mode's round median over off's in the same round.
+  // The machine's speed drifts between rounds (shared cores); within a round the modes run
+  // back to back, so the pairs cancel most of the drift.
+  auto paired = [&runners](const Runner& r) {
+    std::vector<double> ratios;
+    for (std::size_t i = 0; i < r.round_medians.size(); ++i)
+      ratios.push_back(r.round_medians[i] / runners[0].round_medians[i]);
+    return Runner::median_of(ratios);
+  };
   std::printf(
       "%s: d_model %lld, %lld blocks, %lld heads, d_ff %lld, batch %lld x %lld tokens, %lld parameters; "
       "%zu steps per mode\n",
@@ -211,8 +214,8 @@ void measure(const char* label, const tfdebug::demo::DemoConfig& config, int rou
       static_cast<long long>(config.batch), static_cast<long long>(2 * config.length),
       static_cast<long long>(runners[0].trainer->parameter_count()), runners[0].times.size());
   for (const auto& r : runners) {
-    std::printf("  %-30s %9.3f ms  %6.3fx   cpu %6.3fx", mode_name(r.mode), 1e3 * r.median(), r.median() / off,
-                r.cpu_median() / off_cpu);
+    std::printf("  %-30s %9.3f ms  %6.3fx   paired %6.3fx", mode_name(r.mode), 1e3 * r.median(), r.median() / off,
+                paired(r));
     if (r.ops > 0) std::printf("  %7.0f ops/step seen", double(r.ops) / double(r.times.size()));
     std::printf("\n");
   }

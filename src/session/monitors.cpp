@@ -152,7 +152,7 @@ std::optional<std::vector<double>> Monitors::spectral_due(const Observation& o) 
 void Monitors::observe(const Observation& o, const Measurements& m, Emitter& out) {
   if (config_.rules.nonfinite.enabled) check_nonfinite(o, m.stats, out);
   if (config_.rules.headroom.enabled && config_.target_dtype) check_headroom(o, m.stats, out);
-  if (!m.unit_active.empty()) check_dead_units(o, m, out);
+  if (!m.unit_active.empty() || m.all_units_active > 0) check_dead_units(o, m, out);
   if (m.saturated_fraction) check_saturation(o, m, out);
   if (m.spectral) check_spectral(o, *m.spectral, out);
   if (m.stats.nonfinite() > 0) return;  // the norms below need finite values
@@ -287,17 +287,38 @@ void Monitors::check_headroom(const Observation& o, const Stats& s, Emitter& out
   }
 }
 
+Monitors::UnitState* Monitors::units_of(std::string_view module, std::string_view op) {
+  const auto address = reinterpret_cast<std::uintptr_t>(module.data()) ^
+                       (reinterpret_cast<std::uintptr_t>(op.data()) * 0x9E3779B97F4A7C15ULL);
+  RecentUnits& recent = recent_units_[(address * 0x9E3779B97F4A7C15ULL) >> (64 - 9)];
+  if (recent.module == module.data() && recent.op == op.data() && recent.key != nullptr) {
+    const std::string& key = *recent.key;
+    if (key.size() == module.size() + 1 + op.size() && key.compare(0, module.size(), module) == 0 &&
+        key.compare(module.size() + 1, op.size(), op) == 0)
+      return recent.state;
+  }
+  const std::string key = make_key(module, op);
+  UnitState* state = track(units_, key);
+  if (state != nullptr) recent = RecentUnits{module.data(), op.data(), &units_.find(key)->first, state};
+  return state;
+}
+
 void Monitors::check_dead_units(const Observation& o, const Measurements& m, Emitter& out) {
-  UnitState* state = track(units_, make_key(o.module, o.op));
+  UnitState* state = units_of(o.module, o.op);
   if (state == nullptr) return;
-  const std::size_t units = m.unit_active.size();
+  const bool all_active = m.unit_active.empty();
+  const std::size_t units = all_active ? std::size_t(m.all_units_active) : m.unit_active.size();
   if (state->last_active.size() != units) {  // first sight (or the layer changed width)
     state->last_active.assign(units, -1);
     state->first_step = o.step;
     state->last_evaluated = -1;
   }
-  for (std::size_t u = 0; u < units; ++u) {
-    if (m.unit_active[u] != 0) state->last_active[u] = o.step;
+  if (all_active) {
+    std::fill(state->last_active.begin(), state->last_active.end(), o.step);
+  } else {
+    for (std::size_t u = 0; u < units; ++u) {
+      if (m.unit_active[u] != 0) state->last_active[u] = o.step;
+    }
   }
   const DeadUnitsRule& rule = config_.rules.dead_units;
   if (o.step - state->first_step + 1 < rule.window || state->last_evaluated == o.step) return;

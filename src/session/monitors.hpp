@@ -3,6 +3,7 @@
 // histograms, power iteration) and hands the measurements to Monitors under the lock.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -42,6 +43,7 @@ enum class SaturationKind : std::uint8_t { none, tanh, sigmoid, gelu };
 struct Measurements {
   Stats stats;
   std::vector<std::uint8_t> unit_active;  // dead_units: 1 per unit with a non-zero value
+  std::int64_t all_units_active = 0;      // dead_units: instead, this many units, every one active
   std::optional<double> saturated_fraction;
   std::optional<SpectralEstimate> spectral;
   // Counts in TensorFlow's default buckets (histogram_tensorflow), on histogram steps only.
@@ -127,6 +129,16 @@ class Monitors {
     std::vector<std::int64_t> last_active;  // per unit, -1: never
   };
   std::unordered_map<std::string, UnitState> units_;
+  // Producers pass the same stable module and op strings every step: a direct-mapped cache by
+  // their addresses, checked against the stored key, skips building and hashing the key.
+  struct RecentUnits {
+    const char* module = nullptr;
+    const char* op = nullptr;
+    const std::string* key = nullptr;  // units_'s node key: never moves, never erased
+    UnitState* state = nullptr;
+  };
+  std::array<RecentUnits, 512> recent_units_{};
+  UnitState* units_of(std::string_view module, std::string_view op);
 
   // weight scale
   struct ScaleState {

@@ -285,11 +285,10 @@ void Session::observe(const Observation& observation) {
     resolved.inputs = nullptr;
     if (s.monitors.wants_unit_activity(observation)) {
       // No value is +-0 (most op outputs): every unit is active, no second pass needed.
-      m.unit_active =
-          !has_zero && m.stats.nonfinite() == 0
-              ? std::vector<std::uint8_t>(
-                    static_cast<std::size_t>(observation.value.shape(observation.value.rank() - 1)), 1)
-              : unit_activity(observation.value);
+      if (!has_zero && m.stats.nonfinite() == 0)
+        m.all_units_active = observation.value.shape(observation.value.rank() - 1);
+      else
+        m.unit_active = unit_activity(observation.value);
     }
     if (const auto kind = s.monitors.saturation_kind(observation); kind != detail::SaturationKind::none)
       m.saturated_fraction =

@@ -91,6 +91,8 @@ void MetricsCollector::observe(const Observation& o, const Measurements& m) {
           const auto dead = std::count(m.unit_active.begin(), m.unit_active.end(), std::uint8_t{0});
           const double fraction = double(dead) / double(m.unit_active.size());
           a.dead_fraction = std::max(a.dead_fraction.value_or(0.0), fraction);
+        } else if (m.all_units_active > 0) {
+          a.dead_fraction = std::max(a.dead_fraction.value_or(0.0), 0.0);
         }
       }
       break;

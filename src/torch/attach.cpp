@@ -129,6 +129,9 @@ struct OpInfo {
   std::uint64_t view_outputs = 0;    // bit i: return i aliases an input without writing it
   std::uint64_t written_inputs = 0;  // bit i: argument i is written in place
   bool views_only = false;           // every return is a view of an input: nothing to observe
+  std::uint32_t arguments = 0;       // schema argument and return counts: the op's stack slots
+  std::uint32_t returns = 0;
+  std::string_view name;             // the schema's: lives as long as the op is registered
   bool gelu = false;                 // aten::gelu: its input goes with its output (saturation rule)
 };
 
@@ -139,6 +142,9 @@ bool starts_with(std::string_view s, std::string_view prefix) {
 OpInfo describe_op(const c10::FunctionSchema& schema) {
   OpInfo info;
   std::string_view name = schema.name();
+  info.name = name;
+  info.arguments = static_cast<std::uint32_t>(schema.arguments().size());
+  info.returns = static_cast<std::uint32_t>(schema.returns().size());
   info.uninitialised = starts_with(name, "aten::empty") || starts_with(name, "aten::new_empty") ||
                        name == "aten::resize_" || name == "aten::resize_as_" || name == "aten::set_";
   info.gelu = name == "aten::gelu";
@@ -372,8 +378,8 @@ bool inside_backward(const ThreadState& t) {
   return !t.nodes.empty() || ::torch::autograd::get_current_graph_task_nodes_in_graph() != nullptr;
 }
 
-OpInfo& op_info(ThreadState& t, const c10::OperatorHandle& op) {
-  const c10::FunctionSchema& schema = op.schema();  // the registered op's: stable while it lives
+// `schema`: the registered op's, stable while it lives.
+const OpInfo& op_info(ThreadState& t, const c10::FunctionSchema& schema) {
   auto it = t.ops.find(&schema);
   if (it == t.ops.end()) it = t.ops.emplace(&schema, describe_op(schema)).first;
   return it->second;
@@ -411,7 +417,7 @@ void keep_inputs(OpCall& call, c10::ArrayRef<c10::IValue> arguments) {
 // Before the op runs: its phase and module, and whether (and what) to observe. Returns false
 // when there is nothing to do after the op but remember its autograd nodes' module.
 void prepare(detail::AttachState& s, ThreadState& t, const c10::OperatorHandle& op,
-             c10::ArrayRef<c10::IValue> arguments, OpCall& call) {
+             const ::torch::jit::Stack& stack, OpCall& call) {
   const auto generation = s.generation.load(std::memory_order_relaxed);
   if (t.generation != generation) {
     t.generation = generation;
@@ -421,7 +427,12 @@ void prepare(detail::AttachState& s, ThreadState& t, const c10::OperatorHandle& 
   }
   s.ops.fetch_add(1, std::memory_order_relaxed);
   const bool diagnose = s.tier.load(std::memory_order_relaxed) == Tier::diagnose;
-  call.info = &op_info(t, op);
+  call.info = &op_info(t, op.schema());
+  if (call.info->arguments > stack.size()) {  // not the stack the schema describes: leave it
+    call.info = nullptr;
+    return;
+  }
+  const auto arguments = ::torch::jit::last(stack, call.info->arguments);
   // Views get their module (for the autograd nodes they create) and nothing else: no parameter
   // lookup, no inputs kept.
   const bool views_only = call.info->views_only;
@@ -496,8 +507,8 @@ class CallInputs final : public InputsCheck {
   const OpCall& call_;
 };
 
-void observe_output(detail::AttachState& s, ThreadState& t, const OpCall& call, const c10::OperatorHandle& op,
-                    const at::Tensor& tensor, std::size_t index) {
+void observe_output(detail::AttachState& s, ThreadState& t, const OpCall& call, const at::Tensor& tensor,
+                    std::size_t index) {
   if (index < 64 && ((call.info->view_outputs >> index) & 1U)) {
     s.skipped_views.fetch_add(1, std::memory_order_relaxed);
     return;
@@ -512,7 +523,7 @@ void observe_output(detail::AttachState& s, ThreadState& t, const OpCall& call, 
   std::optional<TensorView> input;
   if (call.info->gelu && call.input_count > 0) input = view_of(call.inputs[0]);
   s.deliver({s.step.load(std::memory_order_relaxed), call.phase, Role::output, paths().path(call.module),
-             op.schema().name(), *view, std::nullopt, &inputs, input ? &*input : nullptr});
+             call.info->name, *view, std::nullopt, &inputs, input ? &*input : nullptr});
 }
 
 // The boxed fallback for kModeKey: every op the intercepting thread calls (Note [Interception]).
@@ -530,8 +541,7 @@ void on_op(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch::jit
   ThreadState& t = thread_state();
   OpCall call;
   try {
-    const auto argument_count = op.schema().arguments().size();
-    if (argument_count <= stack->size()) prepare(*s, t, op, ::torch::jit::last(*stack, argument_count), call);
+    prepare(*s, t, op, *stack, call);
   } catch (...) {
     call.observe = false;
   }
@@ -547,15 +557,14 @@ void on_op(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch::jit
   }
   if (!call.observe) return;
   try {
-    const auto return_count = op.schema().returns().size();
-    if (return_count > stack->size()) return;
-    const auto outputs = ::torch::jit::last(*stack, return_count);
+    if (call.info->returns > stack->size()) return;
+    const auto outputs = ::torch::jit::last(*stack, call.info->returns);
     for (std::size_t i = 0; i < outputs.size(); ++i) {
       if (outputs[i].isTensor()) {
-        observe_output(*s, t, call, op, outputs[i].toTensor(), i);
+        observe_output(*s, t, call, outputs[i].toTensor(), i);
       } else if (outputs[i].isTensorList()) {
         const auto list = outputs[i].toTensorList();
-        for (std::size_t j = 0; j < list.size(); ++j) observe_output(*s, t, call, op, list.get(j), i);
+        for (std::size_t j = 0; j < list.size(); ++j) observe_output(*s, t, call, list.get(j), i);
       }
     }
   } catch (...) {
