@@ -29,15 +29,16 @@ void stats_only(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * state.range(0) * 4);
 }
 
+// `step` 0: a full-statistics step; 1: the one-pass summary (Note [Light outputs]).
 void observe(benchmark::State& state, tfdebug::Phase phase, std::string_view op,
-             std::optional<bool> inputs_finite) {
+             std::optional<bool> inputs_finite, std::int64_t step = 0) {
   const std::int64_t units = 64;
   const std::vector<float> v = data(state.range(0));
   const tfdebug::TensorView view(v.data(), tfdebug::DType::f32, {state.range(0) / units, units});
   tfdebug::Session session;
-  session.begin_step(0);
+  session.begin_step(step);
   for (auto _ : state)
-    session.observe({0, phase, tfdebug::Role::output, "blocks.1.mlp", op, view, inputs_finite});
+    session.observe({step, phase, tfdebug::Role::output, "blocks.1.mlp", op, view, inputs_finite});
   state.SetBytesProcessed(state.iterations() * state.range(0) * 4);
 }
 
@@ -51,8 +52,24 @@ void observe_forward_activation(benchmark::State& state) {
   observe(state, tfdebug::Phase::forward, "relu", std::nullopt);
 }
 
+// The same op output on a step between full-statistics steps: compute_extremes + nonfinite.
+void observe_op_output_summary(benchmark::State& state) {
+  observe(state, tfdebug::Phase::backward, "aten::mm", true, 1);
+}
+
+// compute_extremes alone.
+void extremes_only(benchmark::State& state) {
+  const std::int64_t units = 64;
+  const std::vector<float> v = data(state.range(0));
+  const tfdebug::TensorView view(v.data(), tfdebug::DType::f32, {state.range(0) / units, units});
+  for (auto _ : state) benchmark::DoNotOptimize(tfdebug::compute_extremes(view));
+  state.SetBytesProcessed(state.iterations() * state.range(0) * 4);
+}
+
 }  // namespace
 
+BENCHMARK(extremes_only)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
+BENCHMARK(observe_op_output_summary)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
 BENCHMARK(stats_only)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
 BENCHMARK(observe_op_output)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
 BENCHMARK(observe_forward_activation)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);

@@ -6,8 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir="${1:-build/release}"
-rounds="${2:-5}"
-steps="${3:-20}"
+rounds="${2:-20}"
+steps="${3:-5}"
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 "$build_dir/bench/torch_overhead" --rounds "$rounds" --steps "$steps"
 /usr/bin/python3 bench/torch_overhead.py "$rounds" "$steps"
