@@ -67,14 +67,16 @@ HWY_INLINE void FloatImpl(const TF* HWY_RESTRICT data, std::int64_t n, TU abs_ma
   for (std::int64_t l = 0; l < lanes; ++l) low = std::min(low, values[l]);
   hn::Store(hn::Max(hn::Max(vmax0, vmax1), hn::Max(vmax2, vmax3)), df, values);
   for (std::int64_t l = 0; l < lanes; ++l) high = std::max(high, values[l]);
-  for (; i < n; ++i) {
+  for (; i < n; ++i) {  // views may be misaligned: copy each value out
     TU b;
+    TF x;
     std::memcpy(&b, data + i, sizeof(TU));
+    std::memcpy(&x, data + i, sizeof(TF));
     const TU a = static_cast<TU>(b & abs_mask);
     largest = std::max(largest, a);
     smallest = std::min(smallest, a);
-    low = std::min(low, data[i]);
-    high = std::max(high, data[i]);
+    low = std::min(low, x);
+    high = std::max(high, x);
   }
   out[0] = largest;
   out[1] = smallest;
@@ -122,7 +124,8 @@ HWY_INLINE void Bits16Impl(const std::uint16_t* HWY_RESTRICT data, std::int64_t 
   hn::Store(kmax, di, keys);
   for (std::int64_t l = 0; l < lanes; ++l) high = std::max(high, keys[l]);
   for (; i < n; ++i) {
-    const std::uint16_t b = data[i];
+    std::uint16_t b;
+    std::memcpy(&b, data + i, sizeof b);  // views may be misaligned
     const auto a = static_cast<std::uint16_t>(b & abs_mask);
     largest = std::max(largest, a);
     smallest = std::min(smallest, a);
