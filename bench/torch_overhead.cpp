@@ -214,8 +214,8 @@ void measure(const char* label, const tfdebug::demo::DemoConfig& config, int rou
       static_cast<long long>(config.batch), static_cast<long long>(2 * config.length),
       static_cast<long long>(runners[0].trainer->parameter_count()), runners[0].times.size());
   for (const auto& r : runners) {
-    std::printf("  %-30s %9.3f ms  %6.3fx   paired %6.3fx", mode_name(r.mode), 1e3 * r.median(), r.median() / off,
-                paired(r));
+    std::printf("  %-30s %9.3f ms  %6.3fx   paired %6.3fx", mode_name(r.mode), 1e3 * r.median(),
+                r.median() / off, paired(r));
     if (r.ops > 0) std::printf("  %7.0f ops/step seen", double(r.ops) / double(r.times.size()));
     std::printf("\n");
   }

@@ -221,7 +221,8 @@ Extremes compute_extremes(TensorView view) {
     case DType::bf16: {
       const bool half = view.dtype() == DType::f16;
       std::uint16_t out[4];
-      HWY_DYNAMIC_DISPATCH(detail::Extremes16)(static_cast<const std::uint16_t*>(view.data()), n, 0x7FFF, out);
+      HWY_DYNAMIC_DISPATCH(detail::Extremes16)
+      (static_cast<const std::uint16_t*>(view.data()), n, 0x7FFF, out);
       auto decode = [&](std::uint16_t key) {
         const auto s = static_cast<std::int16_t>(key);
         const auto b = static_cast<std::uint16_t>(s ^ ((s < 0 ? -1 : 0) & 0x7FFF));

@@ -12,11 +12,11 @@
 // calls (and the autograd engine's, which copies the thread-local state of the thread that called
 // backward) dispatches to on_op first, with its arguments boxed on the stack; on_op looks at them,
 // redispatches below the mode key, and reads the outputs from the stack. An empty fallback costs
-// the demo step 1.04-1.10x. LibTorch 1.13 has no mode key for C++ users: the Python dispatcher
-// keys are libtorch's own, functorch's is functorch's; TESTING_ONLY_GenericMode is the one mode key
-// nothing in LibTorch registers, so that is the key (attach says so if something else took it).
-// Backward nodes and user scopes are not ops: a RecordFunction callback on the BACKWARD_FUNCTION
-// and USER_SCOPE scopes only (so that ops pay nothing for it) tracks them.
+// the demo step 1.01-1.05x once view-only ops pass through (Note [Views pass through]). LibTorch 1.13 has no
+// mode key for C++ users: the Python dispatcher keys are libtorch's own, functorch's is functorch's;
+// TESTING_ONLY_GenericMode is the one mode key nothing in LibTorch registers, so that is the key (attach says
+// so if something else took it). Backward nodes and user scopes are not ops: a RecordFunction callback on the
+// BACKWARD_FUNCTION and USER_SCOPE scopes only (so that ops pay nothing for it) tracks them.
 //
 // Note [Outer ops only]
 // Most of a step's ops run inside other ops: CPU bmm selects each matrix of the batch (12,000 of
@@ -131,8 +131,8 @@ struct OpInfo {
   bool views_only = false;           // every return is a view of an input: nothing to observe
   std::uint32_t arguments = 0;       // schema argument and return counts: the op's stack slots
   std::uint32_t returns = 0;
-  std::string_view name;             // the schema's: lives as long as the op is registered
-  bool gelu = false;                 // aten::gelu: its input goes with its output (saturation rule)
+  std::string_view name;  // the schema's: lives as long as the op is registered
+  bool gelu = false;      // aten::gelu: its input goes with its output (saturation rule)
 };
 
 bool starts_with(std::string_view s, std::string_view prefix) {
@@ -214,7 +214,7 @@ struct SeenTensor {
 };
 
 struct ThreadState {
-  std::uint64_t generation = 0;  // the step generation these fields belong to
+  std::uint64_t generation = 0;            // the step generation these fields belong to
   std::uint32_t last_module = 0;           // forward: the last parameter-reading op's module
   std::uint32_t last_backward_module = 0;  // backward: the last node's module
   std::vector<std::uint32_t> scopes;       // tfdebug::torch::Scope and USER_SCOPE paths
@@ -263,7 +263,8 @@ void let_views_pass(std::vector<std::unique_ptr<::torch::Library>>& libraries) {
     views[name.name.substr(0, colons)].push_back(std::move(local));
   }
   for (const auto& [ns, names] : views) {
-    libraries.push_back(std::make_unique<::torch::Library>(::torch::Library::IMPL, ns, kModeKey, __FILE__, __LINE__));
+    libraries.push_back(
+        std::make_unique<::torch::Library>(::torch::Library::IMPL, ns, kModeKey, __FILE__, __LINE__));
     for (const auto& local : names) {
       try {
         libraries.back()->impl(local.c_str(), ::torch::CppFunction::makeFallthrough());
@@ -282,7 +283,8 @@ void register_fallback() {
     // Never destroyed: the registrations live as long as the process.
     static auto* libraries = new std::vector<std::unique_ptr<::torch::Library>>();
     try {
-      libraries->push_back(std::make_unique<::torch::Library>(::torch::Library::IMPL, "_", kModeKey, __FILE__, __LINE__));
+      libraries->push_back(
+          std::make_unique<::torch::Library>(::torch::Library::IMPL, "_", kModeKey, __FILE__, __LINE__));
       libraries->back()->fallback(::torch::CppFunction::makeFromBoxedFunction<&on_op>());
       let_views_pass(*libraries);
     } catch (const std::exception& e) {
@@ -290,9 +292,10 @@ void register_fallback() {
     }
   });
   if (!failure.empty()) {
-    throw Error("tfdebug::torch::attach: cannot register the op fallback for the dispatch key "
-                "TESTING_ONLY_GenericMode (does something else in this process use it?): " +
-                failure);
+    throw Error(
+        "tfdebug::torch::attach: cannot register the op fallback for the dispatch key "
+        "TESTING_ONLY_GenericMode (does something else in this process use it?): " +
+        failure);
   }
 }
 
@@ -323,8 +326,9 @@ struct AttachState {
     if (on == intercepting) return;
     intercepting = on;
     if (on) {
-      ranges = at::addGlobalCallback(at::RecordFunctionCallback(&on_range_start, &on_range_end)
-                                         .scopes({at::RecordScope::BACKWARD_FUNCTION, at::RecordScope::USER_SCOPE}));
+      ranges = at::addGlobalCallback(
+          at::RecordFunctionCallback(&on_range_start, &on_range_end)
+              .scopes({at::RecordScope::BACKWARD_FUNCTION, at::RecordScope::USER_SCOPE}));
     } else if (ranges) {
       at::removeCallback(*ranges);
       ranges.reset();
@@ -539,8 +543,7 @@ void on_op(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch::jit
   // Note [Outer ops only]: the ops this op calls do not come back here, unless asked for.
   std::optional<c10::impl::ExcludeDispatchKeyGuard> outer_only;
   if (s == nullptr || !s->options.nested_ops) outer_only.emplace(kModeKey);
-  static const bool empty = std::getenv("TFDEBUG_EMPTY_FALLBACK") != nullptr;
-  if (empty || s == nullptr || !s->in_step.load(std::memory_order_relaxed)) {
+  if (s == nullptr || !s->in_step.load(std::memory_order_relaxed)) {
     op.redispatchBoxed(keys & kAfterMode, stack);
     return;
   }

@@ -329,8 +329,8 @@ void expect_extremes_agree_with_a_plain_loop() {
           lo = std::min(lo, x);
           hi = std::max(hi, x);
         }
-        const std::string where = std::string(dtype_name(dtype)) + " n=" + std::to_string(n) +
-                                  " variant " + std::to_string(variant);
+        const std::string where = std::string(dtype_name(dtype)) + " n=" + std::to_string(n) + " variant " +
+                                  std::to_string(variant);
         EXPECT_EQ(e.count, n) << where;
         EXPECT_EQ(e.nonfinite, nonfinite) << where;
         EXPECT_EQ(e.zero, zero) << where;

@@ -423,8 +423,8 @@ TEST_F(AttachTest, OnlyTheSteppingThreadsOpsAreObserved) {
 TEST(AttachKey, AttachSaysWhenSomethingElseTookTheModeKey) {
   std::unique_ptr<torch::Library> other;
   try {
-    other = std::make_unique<torch::Library>(torch::Library::IMPL, "_", c10::DispatchKey::TESTING_ONLY_GenericMode,
-                                             __FILE__, __LINE__);
+    other = std::make_unique<torch::Library>(torch::Library::IMPL, "_",
+                                             c10::DispatchKey::TESTING_ONLY_GenericMode, __FILE__, __LINE__);
     other->fallback(torch::CppFunction::makeFallthrough());
   } catch (const std::exception&) {
     GTEST_SKIP() << "an earlier test of this process attached first (run it on its own, as ctest does)";

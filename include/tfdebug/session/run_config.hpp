@@ -140,8 +140,8 @@ struct RunConfig {
   // always get the full statistics, and every output does while a sink wants per-step metrics or
   // target_dtype is set.
   int flight_recorder_moments_every = 10;
-  int max_tracked = 10000;             // distinct (module, op) keys with rule state; the rest are counted
-  int max_findings = 1000;             // distinct findings kept; the rest are counted
+  int max_tracked = 10000;  // distinct (module, op) keys with rule state; the rest are counted
+  int max_findings = 1000;  // distinct findings kept; the rest are counted
   Rules rules;
   MetricsConfig metrics;
 
