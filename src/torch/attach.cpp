@@ -12,11 +12,12 @@
 // calls (and the autograd engine's, which copies the thread-local state of the thread that called
 // backward) dispatches to on_op first, with its arguments boxed on the stack; on_op looks at them,
 // redispatches below the mode key, and reads the outputs from the stack. An empty fallback costs
-// the demo step 1.01-1.05x once view-only ops pass through (Note [Views pass through]). LibTorch 1.13 has no
-// mode key for C++ users: the Python dispatcher keys are libtorch's own, functorch's is functorch's;
-// TESTING_ONLY_GenericMode is the one mode key nothing in LibTorch registers, so that is the key (attach says
-// so if something else took it). Backward nodes and user scopes are not ops: a RecordFunction callback on the
-// BACKWARD_FUNCTION and USER_SCOPE scopes only (so that ops pay nothing for it) tracks them.
+// the demo step 1.01-1.05x once view-only ops pass through (Note [Views pass through]). LibTorch
+// 1.13 has no mode key for C++ users: the Python dispatcher keys are libtorch's own, functorch's
+// is functorch's; TESTING_ONLY_GenericMode is the one mode key nothing in LibTorch registers, so
+// that is the key (attach says so if something else took it). Backward nodes and user scopes
+// are not ops: a RecordFunction callback on the BACKWARD_FUNCTION and USER_SCOPE scopes only (so
+// that ops pay nothing for it) tracks them.
 //
 // Note [Outer ops only]
 // Most of a step's ops run inside other ops: CPU bmm selects each matrix of the batch (12,000 of
