@@ -147,8 +147,15 @@ std::string finding_key(std::string_view rule, Severity severity, std::string_vi
 }  // namespace
 
 void Session::State::emit(Finding finding) {
-  if (finding.severity >= Severity::warning) {
-    // Tier escalation: the rest of this step and the next diagnose_steps steps.
+  const std::string key = finding_key(finding.rule, finding.severity, finding.module, finding.op);
+  const auto known = finding_index.find(key);
+  // Tier escalation: the rest of this step and the next diagnose_steps steps, for a finding
+  // that is new or comes back after a quiet spell longer than that. A warning that holds every
+  // step (a converged model's tiny updates) says nothing new after its first window, and must
+  // not keep a watch run in diagnose for good.
+  const bool news = known == finding_index.end() ||
+                    finding.step - findings[known->second].last_step > config.diagnose_steps;
+  if (finding.severity >= Severity::warning && news) {
     const std::int64_t until = finding.step + config.diagnose_steps;
     if (until > diagnose_until.load(std::memory_order_relaxed))
       diagnose_until.store(until, std::memory_order_relaxed);
@@ -160,9 +167,8 @@ void Session::State::emit(Finding finding) {
     dump_at_step = finding.step + config.flight_recorder_after;
     moments_wanted.store(true, std::memory_order_relaxed);  // the window's last steps in full
   }
-  const std::string key = finding_key(finding.rule, finding.severity, finding.module, finding.op);
-  if (const auto it = finding_index.find(key); it != finding_index.end()) {
-    Finding& kept = findings[it->second];
+  if (known != finding_index.end()) {
+    Finding& kept = findings[known->second];
     if (finding.step != kept.last_step) ++kept.count;  // counted once per step
     kept.last_step = std::max(kept.last_step, finding.step);
     return;

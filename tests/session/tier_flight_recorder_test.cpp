@@ -34,6 +34,30 @@ TEST(Tier, EscalatesAfterAWarningAndFallsBack) {
   EXPECT_EQ(tiers, expected);
 }
 
+// A warning that holds every step escalates once; after a quiet spell longer than
+// diagnose_steps it escalates again.
+TEST(Tier, ARepeatedWarningEscalatesOnceUntilItComesBackAfterAQuietSpell) {
+  RunConfig config = testing::quiet_config();
+  config.diagnose_steps = 3;
+  config.rules.dead_units.enabled = false;
+  Session session(config);
+  std::vector<Tier> tiers;
+  for (std::int64_t step = 0; step < 20; ++step) {
+    session.begin_step(step);
+    tiers.push_back(session.tier());
+    // Saturated at steps 2-9 (every step), then quiet, then again at step 14.
+    const bool saturated = (step >= 2 && step <= 9) || step == 14;
+    session.observe(output(step, "m", "tanh", std::vector<float>(8, saturated ? 1.0f : 0.1f)));
+    session.end_step(step, std::nullopt);
+  }
+  std::vector<Tier> expected(20, Tier::watch);
+  for (std::int64_t step : {3, 4, 5, 15, 16, 17}) expected[std::size_t(step)] = Tier::diagnose;
+  EXPECT_EQ(tiers, expected);
+  const auto saturation = with_rule(session.findings(), "saturation");
+  ASSERT_EQ(saturation.size(), 1u);
+  EXPECT_EQ(saturation[0].count, 9);  // every step it held, counted
+}
+
 TEST(Tier, ConfiguredDiagnoseStaysDiagnose) {
   RunConfig config = testing::quiet_config();
   config.tier = Tier::diagnose;

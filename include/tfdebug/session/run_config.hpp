@@ -125,7 +125,7 @@ struct RunConfig {
   // Producers throw tfdebug::Error at their next safe point after the first error finding.
   bool stop_on_error = false;
   bool console = false;     // add a ConsoleSink on stderr
-  int diagnose_steps = 10;  // steps in Tier::diagnose after a warning or error
+  int diagnose_steps = 10;  // steps in Tier::diagnose after a new warning or error (docs/rules.md)
   int history_length = 50;  // per-layer gradient-norm history (ring)
   // The dtype the model is, or will be, run in; enables the headroom rule (f16, bf16, fp8).
   std::optional<DType> target_dtype;
