@@ -1,7 +1,6 @@
 #include "monitors.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -44,10 +43,18 @@ Finding make_finding(std::string_view rule, Severity severity, std::int64_t step
   return f;
 }
 
+// Whether `text` contains the lower-case ASCII `word`, ignoring the case of ASCII letters. Runs
+// for every forward output (saturation_kind): no allocation, no locale.
 bool contains_word(std::string_view text, std::string_view word) {
-  std::string lower(text);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return lower.find(word) != std::string::npos;
+  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  if (word.empty()) return true;
+  for (std::size_t i = 0; i + word.size() <= text.size(); ++i) {
+    if (lower(text[i]) != word[0]) continue;
+    std::size_t j = 1;
+    while (j < word.size() && lower(text[i + j]) == word[j]) ++j;
+    if (j == word.size()) return true;
+  }
+  return false;
 }
 
 }  // namespace
