@@ -26,12 +26,12 @@ void check_dim(int dim, int rank, const char* what) {
 
 }  // namespace
 
-std::int64_t checked_numel(std::span<const std::int64_t> shape, const std::string& what) {
+std::int64_t checked_numel(std::span<const std::int64_t> shape, std::string_view what) {
   std::int64_t n = 1;
   for (std::int64_t dim : shape) {
-    if (dim < 0) throw Error(what + ": negative dimension " + std::to_string(dim) + " in shape");
+    if (dim < 0) throw Error(std::string(what) + ": negative dimension " + std::to_string(dim) + " in shape");
     if (__builtin_mul_overflow(n, dim, &n)) {
-      throw Error(what + ": the product of the shape overflows a 64-bit element count");
+      throw Error(std::string(what) + ": the product of the shape overflows a 64-bit element count");
     }
   }
   return n;

@@ -18,6 +18,7 @@
 #include <initializer_list>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "tfdebug/core/dtype.hpp"
 
@@ -78,6 +79,6 @@ std::array<std::int64_t, kMaxRank> contiguous_strides(std::span<const std::int64
 
 // Product of `shape`, throwing tfdebug::Error (naming `what`) on a negative dimension or
 // when the product overflows int64.
-std::int64_t checked_numel(std::span<const std::int64_t> shape, const std::string& what);
+std::int64_t checked_numel(std::span<const std::int64_t> shape, std::string_view what);
 
 }  // namespace tfdebug
