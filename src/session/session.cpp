@@ -254,7 +254,7 @@ void Session::begin_step(std::int64_t step) {
   state_->recorder.begin_step(step);
 }
 
-void Session::observe(const Observation& observation) {
+std::optional<bool> Session::observe(const Observation& observation) {
   State& s = *state_;
   try {
     // Measurements that read tensor memory run outside the lock, so observers on several
@@ -269,6 +269,21 @@ void Session::observe(const Observation& observation) {
                        observation.step % s.config.flight_recorder_moments_every != 0 &&
                        !s.metrics_wanted.load(std::memory_order_relaxed) &&
                        !s.moments_wanted.load(std::memory_order_relaxed);
+    const bool wants_units = s.monitors.wants_unit_activity(observation);
+    const auto saturation = s.monitors.saturation_kind(observation);
+    // Note [Light outputs]: a finite output that no rule reads further (most backward and
+    // optimizer outputs) only leaves its summary in the flight recorder.
+    // (light: no sink wants per-step metrics or histograms either.)
+    if (light && !wants_units && saturation == detail::SaturationKind::none) {
+      const Extremes e = compute_extremes(observation.value);
+      if (!e.nonfinite) {
+        const Stats summary = summary_stats(observation.value.dtype(), e);
+        const std::lock_guard lock(s.mutex);
+        ++s.observations;
+        s.recorder.record(observation, summary);
+        return true;
+      }
+    }
     bool has_zero = false;
     if (light) {
       const Extremes e = compute_extremes(observation.value);
@@ -289,16 +304,16 @@ void Session::observe(const Observation& observation) {
       resolved.inputs_finite = observation.resolve_inputs_finite();
     }
     resolved.inputs = nullptr;
-    if (s.monitors.wants_unit_activity(observation)) {
+    if (wants_units) {
       // No value is +-0 (most op outputs): every unit is active, no second pass needed.
       if (!has_zero && m.stats.nonfinite() == 0)
         m.all_units_active = observation.value.shape(observation.value.rank() - 1);
       else
         m.unit_active = unit_activity(observation.value);
     }
-    if (const auto kind = s.monitors.saturation_kind(observation); kind != detail::SaturationKind::none)
+    if (saturation != detail::SaturationKind::none)
       m.saturated_fraction =
-          saturated_fraction(observation, kind, s.config.rules.saturation, m.stats.finite());
+          saturated_fraction(observation, saturation, s.config.rules.saturation, m.stats.finite());
     std::optional<std::vector<double>> spectral_start;
     bool histogram = false;
     const bool histogram_step =
@@ -324,6 +339,7 @@ void Session::observe(const Observation& observation) {
     s.recorder.record(resolved, m.stats);
     s.monitors.observe(resolved, m, s);
     if (s.metrics_wanted.load(std::memory_order_relaxed)) s.metrics.observe(resolved, m);
+    return m.stats.nonfinite() == 0;
   } catch (const std::exception& e) {
     // Note: nothing throws into the producer's (the user's) loop; the failure is reported.
     const std::lock_guard lock(s.mutex);
@@ -331,6 +347,7 @@ void Session::observe(const Observation& observation) {
       s.hook_errors.push_back(std::string(observation.module) + " " + std::string(observation.op) + ": " +
                               e.what());
   }
+  return std::nullopt;
 }
 
 void Session::end_step(std::int64_t step, std::optional<double> loss) {

@@ -40,8 +40,13 @@
 // Composite ops return their inner op's tensor (aten::linear returns what aten::addmm made), so
 // the same memory would be observed twice. Each thread remembers the last kSeen observed tensors
 // by weak reference (which keeps the TensorImpl's address from being reused) and version counter
-// (which changes when an in-place op rewrites it): an output equal to one of them is skipped.
-// Views of an input (schema alias info without a write) are skipped without scanning.
+// (which changes when an in-place op rewrites it): an output equal to one of them is skipped, and
+// so is an output that is the memory of one of them, still alive and unchanged (aten::_unsafe_view
+// returns its input's storage without being a view in the schema). Views of an input (schema
+// alias info without a write) are skipped without scanning. Each entry also keeps what the sink
+// said of the values (ObservationSink::observe returns whether they were all finite), so the
+// input an in-place op is about to overwrite is not read again when the step already saw it
+// unchanged (Adam's exp_avg.mul_(b1).add_(g)).
 //
 // Note [Phase]
 // An op runs in backward when its thread is inside an autograd graph task (the engine's worker
@@ -128,7 +133,11 @@ PathTable& paths() {
 struct OpInfo {
   bool uninitialised = false;        // empty*, resize_, set_: outputs hold garbage
   std::uint64_t view_outputs = 0;    // bit i: return i aliases an input without writing it
-  std::uint64_t written_inputs = 0;  // bit i: argument i is written in place
+  std::uint64_t written_inputs = 0;  // bit i: argument i is written in place, its values read first
+  // bit i: argument i is written in place without its values being read: out= arguments, and
+  // self of the ops that overwrite it whole (zero_, fill_, copy_, the random fills). Neither
+  // scanned before the op nor an input the output depends on.
+  std::uint64_t overwritten_inputs = 0;
   bool views_only = false;           // every return is a view of an input: nothing to observe
   std::uint32_t arguments = 0;       // schema argument and return counts: the op's stack slots
   std::uint32_t returns = 0;
@@ -157,10 +166,19 @@ OpInfo describe_op(const c10::FunctionSchema& schema) {
   info.views_only = !returns.empty() && returns.size() <= 64 &&
                     info.view_outputs ==
                         (returns.size() == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << returns.size()) - 1);
+  static constexpr std::string_view kOverwrites[] = {
+      "aten::zero_",   "aten::fill_",      "aten::copy_",       "aten::normal_",     "aten::uniform_",
+      "aten::random_", "aten::bernoulli_", "aten::exponential_", "aten::geometric_", "aten::cauchy_",
+      "aten::log_normal_"};
+  const bool overwrites = std::find(std::begin(kOverwrites), std::end(kOverwrites), name) != std::end(kOverwrites);
   const auto& arguments = schema.arguments();
   for (std::size_t i = 0; i < arguments.size() && i < 64; ++i) {
     const auto* alias = arguments[i].alias_info();
-    if (alias && alias->isWrite()) info.written_inputs |= std::uint64_t{1} << i;
+    if (!alias || !alias->isWrite()) continue;
+    if (arguments[i].is_out() || (overwrites && i == 0))
+      info.overwritten_inputs |= std::uint64_t{1} << i;
+    else
+      info.written_inputs |= std::uint64_t{1} << i;
   }
   return info;
 }
@@ -187,16 +205,11 @@ std::optional<TensorView> view_of(const at::Tensor& t) {
   if (!t.defined() || t.layout() != at::kStrided || !t.is_cpu() || !t.has_storage()) return std::nullopt;
   auto dtype = dtype_of(t.scalar_type());
   if (!dtype) return std::nullopt;
-  const auto rank = t.dim();
-  if (rank > kMaxRank || t.numel() == 0) return std::nullopt;
-  std::array<std::int64_t, kMaxRank> shape{};
-  std::array<std::int64_t, kMaxRank> strides{};
-  for (std::int64_t d = 0; d < rank; ++d) {
-    shape[std::size_t(d)] = t.sizes()[std::size_t(d)];
-    strides[std::size_t(d)] = t.strides()[std::size_t(d)];
-  }
-  return TensorView(t.data_ptr(), *dtype, std::span<const std::int64_t>(shape.data(), std::size_t(rank)),
-                    std::span<const std::int64_t>(strides.data(), std::size_t(rank)));
+  const auto sizes = t.sizes();
+  if (sizes.size() > std::size_t(kMaxRank) || t.numel() == 0) return std::nullopt;
+  const auto strides = t.strides();
+  return TensorView(t.data_ptr(), *dtype, std::span<const std::int64_t>(sizes.data(), sizes.size()),
+                    std::span<const std::int64_t>(strides.data(), strides.size()));
 }
 
 // ---- Per-thread state ----------------------------------------------------------------------
@@ -212,6 +225,12 @@ struct SeenTensor {
       c10::weak_intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>(
           c10::intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>())};
   std::int64_t version = -1;
+  std::int8_t finite = -1;  // what the sink said of its values: -1 unknown, 0 some NaN/Inf, 1 finite
+  // Its memory, for tensors that share it without being views (aten::_unsafe_view's output):
+  // the first element, the element count and type; set for contiguous tensors only.
+  const void* data = nullptr;
+  std::int64_t numel = 0;
+  at::ScalarType dtype = at::ScalarType::Undefined;
 };
 
 struct ThreadState {
@@ -250,13 +269,16 @@ void on_range_end(const at::RecordFunction& fn, at::ObserverContext* context);
 // Note [Views pass through]: ops that only return views of their inputs (view, t, select,
 // expand, ...; a quarter of the ops a step calls) have nothing to observe, so they skip on_op
 // altogether: each gets a fallthrough kernel for kModeKey, and the dispatcher leaves the key out
-// of their dispatch (no boxing). Ops registered after the first attach are intercepted as usual.
+// of their dispatch (no boxing). So do the in-place views (tag inplace_view: detach_, squeeze_,
+// t_, ...; zero_grad calls detach_ on every gradient), which change only a tensor's metadata.
+// Ops registered after the first attach are intercepted as usual.
 void let_views_pass(std::vector<std::unique_ptr<::torch::Library>>& libraries) {
   auto& dispatcher = c10::Dispatcher::singleton();
   std::map<std::string, std::vector<std::string>> views;  // namespace -> "name.overload"
   for (const auto& name : dispatcher.getAllOpNames()) {
     const auto op = dispatcher.findSchema(name);
-    if (!op || !describe_op(op->schema()).views_only) continue;
+    // In-place views (detach_, squeeze_, t_, ...) change only self's metadata, never its values.
+    if (!op || !(describe_op(op->schema()).views_only || op->hasTag(at::Tag::inplace_view))) continue;
     const auto colons = name.name.find("::");
     if (colons == std::string::npos) continue;
     std::string local = name.name.substr(colons + 2);
@@ -354,12 +376,15 @@ struct AttachState {
   std::atomic<std::int64_t> skipped_uninitialised{0};
   std::atomic<std::int64_t> sink_failures{0};
 
-  void deliver(const Observation& observation) {
+  // The sink's answer: whether the values were all finite, when it read them.
+  std::optional<bool> deliver(const Observation& observation) {
     try {
-      sink->observe(observation);
+      const auto finite = sink->observe(observation);
       observed.fetch_add(1, std::memory_order_relaxed);
+      return finite;
     } catch (...) {
       sink_failures.fetch_add(1, std::memory_order_relaxed);
+      return std::nullopt;
     }
   }
 
@@ -396,16 +421,45 @@ const OpInfo& op_info(ThreadState& t, const c10::FunctionSchema& schema) {
   return it->second;
 }
 
+// Note [Seen once]: the entry for `tensor` at its current version, or for a live tensor whose
+// memory it is (same first element, count and type, both contiguous) and that has not changed
+// since it was seen; nullptr when there is none.
+SeenTensor* find_seen(ThreadState& t, const at::Tensor& tensor) {
+  const auto* impl = tensor.unsafeGetTensorImpl();
+  const auto version = tensor._version();
+  for (auto& seen : t.seen) {
+    if (seen.impl._unsafe_get_target() == impl && seen.version == version) return &seen;
+  }
+  if (!tensor.has_storage() || !tensor.is_contiguous()) return nullptr;
+  const void* data = tensor.data_ptr();
+  for (auto& seen : t.seen) {
+    if (seen.data != data || seen.data == nullptr || seen.numel != tensor.numel() ||
+        seen.dtype != tensor.scalar_type())
+      continue;
+    // Alive (so its memory is still its own) and unchanged since it was seen.
+    const c10::TensorImpl* other = seen.impl._unsafe_get_target();
+    if (seen.impl.use_count() > 0 && other->version_counter().current_version() == seen.version) return &seen;
+  }
+  return nullptr;
+}
+
 // Keeps references to the op's floating-point inputs (Note [Producer or propagator]); an input
-// the op writes in place is scanned now, before the op overwrites it.
-void keep_inputs(OpCall& call, c10::ArrayRef<c10::IValue> arguments) {
+// the op writes in place is scanned now, before the op overwrites it, unless an earlier op of
+// the step made it and the sink said then whether it was finite (Adam's exp_avg.mul_(b).add_(g)).
+void keep_inputs(ThreadState& t, OpCall& call, c10::ArrayRef<c10::IValue> arguments) {
   for (std::size_t i = 0; i < arguments.size(); ++i) {
     const auto& value = arguments[i];
     auto keep = [&](const at::Tensor& tensor, bool written) {
       if (!tensor.defined() || !tensor.is_floating_point()) return;
       if (written) {
-        auto view = view_of(tensor);
-        bool finite = !view || all_finite(*view);
+        const SeenTensor* seen = find_seen(t, tensor);
+        bool finite = true;
+        if (seen != nullptr && seen->finite >= 0) {
+          finite = seen->finite == 1;
+        } else {
+          auto view = view_of(tensor);
+          finite = !view || all_finite(*view);
+        }
         call.written_finite = std::int8_t(call.written_finite == 0 ? 0 : (finite ? 1 : 0));
         return;
       }
@@ -415,6 +469,7 @@ void keep_inputs(OpCall& call, c10::ArrayRef<c10::IValue> arguments) {
       }
       call.inputs[call.input_count++] = tensor;
     };
+    if (i < 64 && ((call.info->overwritten_inputs >> i) & 1U)) continue;
     const bool written = i < 64 && ((call.info->written_inputs >> i) & 1U);
     if (value.isTensor()) {
       keep(value.toTensor(), written);
@@ -482,21 +537,22 @@ void prepare(detail::AttachState& s, ThreadState& t, const c10::OperatorHandle& 
     return;
   }
   call.observe = true;
-  keep_inputs(call, arguments);
+  keep_inputs(t, call, arguments);
 }
 
-// Note [Seen once]
-bool seen_before(ThreadState& t, const at::Tensor& tensor) {
-  const auto* impl = tensor.unsafeGetTensorImpl();
-  const auto version = tensor._version();
-  for (const auto& seen : t.seen) {
-    if (seen.impl._unsafe_get_target() == impl && seen.version == version) return true;
-  }
+// Note [Seen once]: nullptr when `tensor` was seen at this version; else its new entry.
+SeenTensor* first_sight(ThreadState& t, const at::Tensor& tensor) {
+  if (find_seen(t, tensor) != nullptr) return nullptr;
   auto& slot = t.seen[t.seen_next];
   t.seen_next = (t.seen_next + 1) % kSeen;
   slot.impl = c10::weak_intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>(tensor.getIntrusivePtr());
-  slot.version = version;
-  return false;
+  slot.version = tensor._version();
+  slot.finite = -1;
+  const bool contiguous = tensor.has_storage() && tensor.is_contiguous();
+  slot.data = contiguous ? tensor.data_ptr() : nullptr;
+  slot.numel = tensor.numel();
+  slot.dtype = tensor.scalar_type();
+  return &slot;
 }
 
 // Note [Producer or propagator]: the inputs kept before the op ran, scanned only when a consumer
@@ -526,15 +582,18 @@ void observe_output(detail::AttachState& s, ThreadState& t, const OpCall& call, 
   }
   auto view = view_of(tensor);
   if (!view) return;
-  if (seen_before(t, tensor)) {
+  SeenTensor* seen = first_sight(t, tensor);
+  if (seen == nullptr) {
     s.skipped_duplicates.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   const CallInputs inputs(call);
   std::optional<TensorView> input;
   if (call.info->gelu && call.input_count > 0) input = view_of(call.inputs[0]);
-  s.deliver({s.step.load(std::memory_order_relaxed), call.phase, Role::output, paths().path(call.module),
-             call.info->name, *view, std::nullopt, &inputs, input ? &*input : nullptr});
+  const auto finite =
+      s.deliver({s.step.load(std::memory_order_relaxed), call.phase, Role::output, paths().path(call.module),
+                 call.info->name, *view, std::nullopt, &inputs, input ? &*input : nullptr});
+  if (finite) seen->finite = *finite ? 1 : 0;
 }
 
 // The boxed fallback for kModeKey: every op the intercepting thread calls (Note [Interception]).

@@ -88,6 +88,23 @@ TEST(Nonfinite, InputsAreCheckedOnDemandOnlyForNonFiniteOutputs) {
   EXPECT_EQ(nonfinite[0].evidence_value("propagators"), 1);
 }
 
+// What observe returns: whether every value was finite, so that a producer seeing the same
+// memory again (an in-place op's input) need not read it twice. On the light path (most steps'
+// op outputs), the full-statistics steps, and for parameters alike.
+TEST(Nonfinite, ObserveSaysWhetherEveryValueWasFinite) {
+  Session session(testing::quiet_config());
+  const std::vector<float> fine = {1, 0, -3, 4};
+  const std::vector<float> bad = {1, kNaN, 3, 4};
+  const std::vector<float> inf = {-kInf, 2};
+  for (std::int64_t step : {0, 1}) {  // step 0: full statistics (moments_every); 1: light
+    session.begin_step(step);
+    EXPECT_EQ(session.observe(output(step, "b", "aten::add", fine, {}, true, Phase::backward)), true);
+    EXPECT_EQ(session.observe(output(step, "b", "aten::mul", bad, {}, true, Phase::optimizer)), false);
+    EXPECT_EQ(session.observe(output(step, "b", "aten::relu", inf, {}, false)), false);
+    session.end_step(step, 1.0);
+  }
+}
+
 TEST(Nonfinite, ProducerArrivingAfterPropagatorsIsStillTheOneReported) {
   // Autograd threads may deliver a propagator first; the producer is the op with finite inputs.
   Session session(testing::quiet_config());

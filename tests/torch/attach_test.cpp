@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <set>
@@ -46,13 +47,14 @@ class RecordingSink : public tfdebug::ObservationSink {
     std::lock_guard<std::mutex> lock(mutex);
     begun.push_back(step);
   }
-  void observe(const tfdebug::Observation& o) override {
+  std::optional<bool> observe(const tfdebug::Observation& o) override {
     const auto stats = tfdebug::compute_stats(o.value);
     // Like a Session: asks whether the inputs were finite only for a non-finite output.
     const auto inputs_finite = stats.nonfinite() > 0 ? o.resolve_inputs_finite() : std::nullopt;
     std::lock_guard<std::mutex> lock(mutex);
     records.push_back({o.step, o.phase, o.role, std::string(o.module), std::string(o.op), inputs_finite,
                        stats.nonfinite(), stats.l2});
+    return stats.nonfinite() == 0;
   }
   void end_step(std::int64_t step, std::optional<double> loss) override {
     std::lock_guard<std::mutex> lock(mutex);
@@ -362,6 +364,83 @@ TEST_F(AttachTest, ScopeNamesOpsWithoutParametersAndInPlaceProducersAreFound) {
   EXPECT_EQ(first->inputs_finite, true);
 }
 
+// An out= argument and the self of zero_/fill_/copy_ are written without being read: what they
+// held before says nothing about the op. Here mul's out= buffer held NaN, the factors are finite
+// and their product overflows: mul made the Inf.
+TEST_F(AttachTest, OverwrittenArgumentsAreNotInputsOfTheOp) {
+  auto tiny = std::make_shared<Tiny>();
+  RecordingSink sink(Tier::diagnose);
+  auto debug = tfdebug::torch::attach(sink, *tiny);
+  debug.step_begin(0);
+  auto big = at::full({4}, 1e30F);
+  auto out = at::full({4}, std::numeric_limits<float>::quiet_NaN());
+  at::mul_out(out, big, big);
+  auto finite = at::ones({4});
+  finite.fill_(std::numeric_limits<float>::infinity());  // fill_ makes the Inf itself
+  auto target = at::ones({4});
+  target.copy_(out);  // copy_ passes on what its source holds
+  debug.step_end(0, std::nullopt);
+  std::map<std::string, std::optional<bool>> inputs_finite;
+  for (const auto& r : sink.records) {
+    if (r.nonfinite > 0) inputs_finite[r.op] = r.inputs_finite;
+  }
+  EXPECT_EQ(inputs_finite["aten::mul"], true);
+  EXPECT_EQ(inputs_finite["aten::fill_"], true);
+  EXPECT_EQ(inputs_finite["aten::copy_"], false);
+}
+
+// A sink that says every tensor is finite, without reading any.
+class TrustingSink : public RecordingSink {
+ public:
+  TrustingSink() : RecordingSink(Tier::diagnose) {}
+  std::optional<bool> observe(const tfdebug::Observation& o) override {
+    RecordingSink::observe(o);
+    return true;
+  }
+};
+
+// Note [Seen once]: what the sink said of an output stands for that memory while it is
+// unchanged: the input an in-place op overwrites is not read again (this sink's word, though
+// wrong, is taken), and a tensor that is only the same memory (aten::_unsafe_view) is not
+// observed again. In-place views (detach_, unsqueeze_) change no value and pass through.
+TEST_F(AttachTest, MemoryTheStepSawUnchangedIsNotReadAgain) {
+  auto tiny = std::make_shared<Tiny>();
+  TrustingSink sink;
+  auto debug = tfdebug::torch::attach(sink, *tiny);
+  debug.step_begin(0);
+  auto x = at::full({4, 4}, std::numeric_limits<float>::quiet_NaN());
+  auto y = at::mul(x, 2.0);                   // observed: the sink says "finite"
+  y.add_(1.0);                                // its written input y: the sink's word is taken
+  auto same = at::_unsafe_view(y, {16});      // y's memory, unchanged: a duplicate
+  same.detach_();                             // in-place views: not intercepted
+  same.unsqueeze_(0);
+  // z is the memory of a product that is gone: its add_ reads z first (it holds NaN).
+  auto z = at::_unsafe_view(at::mul(x, 3.0), {2, 8});
+  z.add_(1.0);
+  auto again = at::_unsafe_view(z, {16});  // z's memory as z's add_ left it: a duplicate
+  const auto counters = debug.counters();
+  debug.step_end(0, std::nullopt);
+  std::map<std::string, int> observed;
+  std::vector<std::optional<bool>> add_inputs_finite;
+  for (const auto& r : sink.records) {
+    if (r.role != Role::output) continue;
+    ++observed[r.op];
+    if (r.op == "aten::add_") add_inputs_finite.push_back(r.inputs_finite);
+  }
+  EXPECT_EQ(observed["aten::full"], 1);
+  EXPECT_EQ(observed["aten::mul"], 2);
+  EXPECT_EQ(observed["aten::add_"], 2);
+  EXPECT_EQ(observed.count("aten::_unsafe_view"), 0U);
+  EXPECT_EQ(observed.count("aten::detach_"), 0U);
+  EXPECT_EQ(observed.count("aten::unsqueeze_"), 0U);
+  EXPECT_EQ(counters.skipped_duplicates, 3);  // the three _unsafe_views
+  // full, mul, add_, _unsafe_view, mul, _unsafe_view, add_, _unsafe_view; not detach_, unsqueeze_
+  EXPECT_EQ(counters.ops, 8);
+  // y's add_ took the sink's word for y; z's add_ read z.
+  EXPECT_EQ(add_inputs_finite, (std::vector<std::optional<bool>>{true, false}));
+  EXPECT_EQ(again.numel(), 16);
+}
+
 // The GELU's input travels with its output, so a Session sees the flat tail.
 TEST_F(AttachTest, GeluOutputsCarryTheirInputAndASessionFindsTheSaturatedTail) {
   auto tiny = std::make_shared<Tiny>();
@@ -442,7 +521,7 @@ TEST(AttachKey, AttachSaysWhenSomethingElseTookTheModeKey) {
 class ThrowingSink : public RecordingSink {
  public:
   ThrowingSink() : RecordingSink(Tier::diagnose) {}
-  void observe(const tfdebug::Observation&) override { throw std::runtime_error("sink failure"); }
+  std::optional<bool> observe(const tfdebug::Observation&) override { throw std::runtime_error("sink failure"); }
 };
 
 TEST_F(AttachTest, SinkFailuresNeverReachTheLoopButStopDoes) {

@@ -79,7 +79,11 @@ class ObservationSink {
  public:
   virtual ~ObservationSink() = default;
   virtual void begin_step(std::int64_t step) = 0;
-  virtual void observe(const Observation& observation) = 0;  // thread-safe
+  // Thread-safe. Returns whether every value of observation.value is finite when the sink read
+  // them all, nullopt when it did not: a producer that sees the same memory again unchanged
+  // later in the step (the input an in-place op is about to overwrite) can use the answer instead
+  // of reading the values a second time.
+  virtual std::optional<bool> observe(const Observation& observation) = 0;
   // `loss`: the step's loss, when the producer knows it.
   virtual void end_step(std::int64_t step, std::optional<double> loss) = 0;
   virtual Tier tier() const noexcept = 0;

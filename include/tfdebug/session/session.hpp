@@ -39,7 +39,7 @@ class Session : public ObservationSink {
   void add_sink(std::shared_ptr<Sink> sink);
 
   void begin_step(std::int64_t step) override;
-  void observe(const Observation& observation) override;
+  std::optional<bool> observe(const Observation& observation) override;
   void end_step(std::int64_t step, std::optional<double> loss) override;
   Tier tier() const noexcept override;
   bool should_stop() const noexcept override;
