@@ -24,9 +24,9 @@ namespace {
 constexpr std::size_t kMaxHookErrors = 16;
 
 // Unit activity of an output whose last dimension holds the units: a unit is active when any of
-// its values over the batch and token dimensions is not +-0. That is row_summaries'
-// column_nonzero over the [rows, units] view, in one core pass with no copy for contiguous
-// outputs (a transposed [units, rows] view would be strided, which row_summaries copies).
+// its values over the batch and token dimensions is not +-0. That is column_nonzero over the
+// [rows, units] view, in one core pass with no copy for contiguous outputs (a transposed
+// [units, rows] view would be strided, which column_nonzero copies).
 std::vector<std::uint8_t> unit_activity(TensorView value) {
   const std::int64_t units = value.shape(value.rank() - 1);
   const std::int64_t rows = value.numel() / units;
@@ -35,11 +35,8 @@ std::vector<std::uint8_t> unit_activity(TensorView value) {
     copy = Tensor::copy_of(value);
     value = copy.view();
   }
-  const TensorView matrix(value.data(), value.dtype(), {rows, units});
-  std::vector<double> row_abs_max(static_cast<std::size_t>(rows));
-  std::vector<std::uint8_t> row_zero(static_cast<std::size_t>(rows));
   std::vector<std::uint8_t> active(static_cast<std::size_t>(units), 0);
-  row_summaries(matrix, row_abs_max.data(), row_zero.data(), active.data());
+  column_nonzero(TensorView(value.data(), value.dtype(), {rows, units}), active.data());
   return active;
 }
 

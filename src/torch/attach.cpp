@@ -34,7 +34,10 @@
 // keeps references to the inputs before the op runs (no copy, no scan) and hands the sink an
 // InputsCheck over them with each output: the sink scans the output anyway, and asks (the inputs
 // get scanned) only when it found the output non-finite. An in-place op overwrites its input, so
-// the input an op writes (schema alias info `Tensor(a!)`) is scanned before the op runs instead.
+// the input an op writes (schema alias info `Tensor(a!)`) is scanned before the op runs instead
+// (or its finiteness taken from the step's earlier observation of it, Note [Seen once]). An
+// argument written without being read is no input of the op: out= arguments, and self of zero_,
+// fill_, copy_ and the random fills.
 //
 // Note [Seen once]
 // Composite ops return their inner op's tensor (aten::linear returns what aten::addmm made), so
@@ -227,11 +230,18 @@ struct SeenTensor {
   std::int64_t version = -1;
   std::int8_t finite = -1;  // what the sink said of its values: -1 unknown, 0 some NaN/Inf, 1 finite
   // Its memory, for tensors that share it without being views (aten::_unsafe_view's output):
-  // the first element, the element count and type; set for contiguous tensors only.
-  const void* data = nullptr;
+  // the storage, the first element's offset, the element count and type; contiguous tensors only.
+  const c10::StorageImpl* storage = nullptr;
+  std::int64_t offset = 0;
   std::int64_t numel = 0;
   at::ScalarType dtype = at::ScalarType::Undefined;
 };
+
+// The storage of a contiguous CPU tensor, nullptr for any other.
+const c10::StorageImpl* contiguous_storage(const c10::TensorImpl& impl) {
+  if (impl.layout() != at::kStrided || !impl.is_cpu() || !impl.is_contiguous()) return nullptr;
+  return impl.unsafe_storage().unsafeGetStorageImpl();
+}
 
 struct ThreadState {
   std::uint64_t generation = 0;            // the step generation these fields belong to
@@ -425,20 +435,30 @@ const OpInfo& op_info(ThreadState& t, const c10::FunctionSchema& schema) {
 // memory it is (same first element, count and type, both contiguous) and that has not changed
 // since it was seen; nullptr when there is none.
 SeenTensor* find_seen(ThreadState& t, const at::Tensor& tensor) {
-  const auto* impl = tensor.unsafeGetTensorImpl();
-  const auto version = tensor._version();
-  for (auto& seen : t.seen) {
-    if (seen.impl._unsafe_get_target() == impl && seen.version == version) return &seen;
-  }
-  if (!tensor.has_storage() || !tensor.is_contiguous()) return nullptr;
-  const void* data = tensor.data_ptr();
-  for (auto& seen : t.seen) {
-    if (seen.data != data || seen.data == nullptr || seen.numel != tensor.numel() ||
-        seen.dtype != tensor.scalar_type())
-      continue;
-    // Alive (so its memory is still its own) and unchanged since it was seen.
+  const c10::TensorImpl* impl = tensor.unsafeGetTensorImpl();
+  const c10::StorageImpl* storage = nullptr;
+  int by_memory = -1;  // whether `tensor` can match by memory; -1: not looked at yet
+  // Newest first: of two entries for the same memory (written through tensors that do not share
+  // a version counter), the later write's.
+  for (std::size_t k = 1; k <= kSeen; ++k) {
+    SeenTensor& seen = t.seen[(t.seen_next + kSeen - k) % kSeen];
     const c10::TensorImpl* other = seen.impl._unsafe_get_target();
-    if (seen.impl.use_count() > 0 && other->version_counter().current_version() == seen.version) return &seen;
+    if (other == impl) {
+      if (seen.version == tensor._version()) return &seen;
+      by_memory = 0;  // changed since it was seen: no older entry describes its memory either
+      continue;
+    }
+    if (seen.storage == nullptr || by_memory == 0) continue;
+    if (by_memory < 0) {  // first time needed
+      storage = contiguous_storage(*impl);
+      by_memory = storage != nullptr ? 1 : 0;
+      if (by_memory == 0) continue;
+    }
+    // The same memory, still the other tensor's (alive) and unchanged since it was seen.
+    if (seen.storage == storage && seen.offset == impl->storage_offset() && seen.numel == impl->numel() &&
+        seen.dtype == tensor.scalar_type() && seen.impl.use_count() > 0 &&
+        other->version_counter().current_version() == seen.version)
+      return &seen;
   }
   return nullptr;
 }
@@ -548,8 +568,8 @@ SeenTensor* first_sight(ThreadState& t, const at::Tensor& tensor) {
   slot.impl = c10::weak_intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>(tensor.getIntrusivePtr());
   slot.version = tensor._version();
   slot.finite = -1;
-  const bool contiguous = tensor.has_storage() && tensor.is_contiguous();
-  slot.data = contiguous ? tensor.data_ptr() : nullptr;
+  slot.storage = contiguous_storage(*tensor.unsafeGetTensorImpl());
+  slot.offset = tensor.storage_offset();
   slot.numel = tensor.numel();
   slot.dtype = tensor.scalar_type();
   return &slot;

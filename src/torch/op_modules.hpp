@@ -6,20 +6,64 @@
 
 #include <ATen/record_function.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
-#include <unordered_map>
+#include <vector>
 
 namespace tfdebug::torch::detail {
 
 // The path of the innermost tfdebug::torch::Scope alive on this thread; "" when none.
 std::string_view current_scope() noexcept;
 
-// Parameter storage -> module id.
-using StorageModules = std::unordered_map<const void*, std::uint32_t>;
+// Parameter storage -> module id, looked up for the tensor arguments of every forward and
+// optimizer op: an open-addressing table keyed by the storage's data pointer (a few
+// instructions per miss, where std::unordered_map hashed, divided and walked a bucket). Keys are
+// never removed; the first module added for a storage keeps it.
+class StorageModules {
+ public:
+  void emplace(const void* storage, std::uint32_t module) {
+    if (storage == nullptr || module == 0 || module_of(storage) != 0) return;
+    if (2 * (count_ + 1) > slots_.size()) grow();
+    insert(storage, module);
+  }
+  std::uint32_t module_of(const void* storage) const noexcept {
+    if (slots_.empty() || storage == nullptr) return 0;
+    for (std::size_t i = slot_of(storage);; i = (i + 1) & (slots_.size() - 1)) {
+      if (slots_[i].storage == storage) return slots_[i].module;
+      if (slots_[i].storage == nullptr) return 0;
+    }
+  }
+
+ private:
+  struct Slot {
+    const void* storage = nullptr;
+    std::uint32_t module = 0;
+  };
+  std::size_t slot_of(const void* storage) const noexcept {
+    return std::size_t((reinterpret_cast<std::uintptr_t>(storage) >> 4) * 0x9E3779B97F4A7C15ULL) &
+           (slots_.size() - 1);
+  }
+  void insert(const void* storage, std::uint32_t module) {
+    std::size_t i = slot_of(storage);
+    while (slots_[i].storage != nullptr) i = (i + 1) & (slots_.size() - 1);
+    slots_[i] = {storage, module};
+    ++count_;
+  }
+  void grow() {
+    std::vector<Slot> old(std::max<std::size_t>(64, 2 * slots_.size()));
+    old.swap(slots_);
+    count_ = 0;
+    for (const Slot& slot : old) {
+      if (slot.storage != nullptr) insert(slot.storage, slot.module);
+    }
+  }
+  std::vector<Slot> slots_;  // a power-of-two size, at most half full
+  std::size_t count_ = 0;
+};
 
 // The module of the first input whose storage is a parameter's (views of it, such as weight.t(),
 // share the storage); 0 when the op reads none. `inputs`: an op's boxed arguments (the
@@ -28,10 +72,10 @@ template <typename Values>
 std::uint32_t module_of_inputs(const StorageModules& modules, const Values& inputs) {
   for (const auto& value : inputs) {
     if (!value.isTensor()) continue;
-    const auto& tensor = value.toTensor();
-    if (!tensor.defined() || !tensor.has_storage()) continue;
-    auto it = modules.find(tensor.storage().data());
-    if (it != modules.end()) return it->second;
+    // unsafe_storage: no check, and an empty Storage for tensors without one (sparse, undefined)
+    const auto& storage = value.toTensor().unsafeGetTensorImpl()->unsafe_storage();
+    if (!storage) continue;
+    if (const std::uint32_t module = modules.module_of(storage.data())) return module;
   }
   return 0;
 }

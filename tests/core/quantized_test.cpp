@@ -287,6 +287,57 @@ TEST(RowSummaries, AgreeWithAPlainLoop) {
   EXPECT_THROW(row_summaries(TensorView(ints, DType::i32, {2, 2}), nullptr, nullptr, nullptr), Error);
 }
 
+// column_nonzero against a plain loop, for every float dtype, on every SIMD target, with column
+// counts around the vector widths (the four-vector blocks, single vectors and the scalar tail),
+// -0, subnormals and NaN, contiguous and strided; calls accumulate.
+TEST(ColumnNonzero, AgreesWithAPlainLoopOnEverySimdTarget) {
+  for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    SCOPED_TRACE(hwy::TargetName(target));
+    hwy::SetSupportedTargetsForTest(target);
+    std::mt19937 rng(17);
+    std::uniform_int_distribution<int> kind(0, 9);
+    for (const std::int64_t rows : {1, 3, 40}) {
+      for (const std::int64_t cols : {1, 7, 8, 16, 31, 64, 65, 77, 130}) {
+        std::vector<float> v(static_cast<std::size_t>(rows * cols));
+        for (auto& x : v) {
+          const int k = kind(rng);
+          // mostly +-0 so that some columns stay dead
+          x = k < 7 ? (k % 2 ? 0.0f : -0.0f)
+              : k == 7 ? 1e-40f
+              : k == 8 ? std::numeric_limits<float>::quiet_NaN()
+                       : -2.5f;
+        }
+        for (std::int64_t r = 0; r < rows; ++r) v[static_cast<std::size_t>(r * cols)] = 0.0f;  // column 0 dead
+        for (const DType dtype : {DType::f32, DType::f64, DType::f16, DType::bf16}) {
+          const Tensor t = encoded(v, dtype, rows, cols);
+          const Tensor tt = Tensor::copy_of(t.view().transposed(0, 1));
+          for (const bool strided : {false, true}) {
+            const TensorView m = strided ? tt.view().transposed(0, 1) : t.view();
+            std::vector<std::uint8_t> nonzero(static_cast<std::size_t>(cols), 0);
+            column_nonzero(m, nonzero.data());
+            for (std::int64_t c = 0; c < cols; ++c) {
+              bool any = false;
+              for (std::int64_t r = 0; r < rows; ++r) {
+                const double x = t.view().at({r, c});
+                any = any || x != 0 || std::isnan(x);
+              }
+              ASSERT_EQ(nonzero[static_cast<std::size_t>(c)], any ? 1 : 0)
+                  << dtype_name(dtype) << " " << rows << "x" << cols << " column " << c;
+            }
+            EXPECT_EQ(nonzero[0], 0);
+            nonzero.assign(nonzero.size(), 1);
+            column_nonzero(m, nonzero.data());  // set, never cleared
+            EXPECT_EQ(nonzero[0], 1);
+          }
+        }
+      }
+    }
+  }
+  hwy::SetSupportedTargetsForTest(0);
+  std::int32_t ints[4] = {};
+  EXPECT_THROW(column_nonzero(TensorView(ints, DType::i32, {2, 2}), nullptr), Error);
+}
+
 // compute_extremes against a plain loop over the decoded values, for every float dtype and
 // lengths around the vector widths, with -0, subnormals, and each kind of non-finite value in
 // turn at every position class (first, body, tail).

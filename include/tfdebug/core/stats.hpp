@@ -120,6 +120,10 @@ class StatsAccumulator {
 // consecutive row blocks accumulate. Throws tfdebug::Error for other ranks or dtypes.
 void row_summaries(TensorView matrix, double* row_abs_max, std::uint8_t* row_zero,
                    std::uint8_t* column_nonzero);
+// row_summaries' column_nonzero alone, several times faster (no per-row reduction): the
+// per-unit activity of a [rows, units] output for the dead-unit rule. Same contract: set,
+// never cleared; NaN counts as non-zero; tfdebug::Error for other ranks or dtypes.
+void column_nonzero(TensorView matrix, std::uint8_t* column_nonzero);
 
 // The one-pass summary a live session takes of op outputs every step: does anything hold a NaN
 // or Inf, any +-0, and what range do the values span. Several times compute_stats' speed on
