@@ -67,18 +67,16 @@ void mul_inplace(benchmark::State& state) {
   run(state, With(state.range(0)), [](torch::Tensor&, torch::Tensor& a, torch::Tensor&) { a.mul_(-1.0); });
 }
 void add_out_of_place(benchmark::State& state) {
-  run(state, With(state.range(0)), [](torch::Tensor&, torch::Tensor& a, torch::Tensor& b) {
-    benchmark::DoNotOptimize(torch::add(a, b));
-  });
+  run(state, With(state.range(0)),
+      [](torch::Tensor&, torch::Tensor& a, torch::Tensor& b) { benchmark::DoNotOptimize(torch::add(a, b)); });
 }
 void addcdiv_parameter(benchmark::State& state) {
   run(state, With(state.range(0)),
       [](torch::Tensor& w, torch::Tensor& a, torch::Tensor& b) { w.addcdiv_(a, b.add(1.0), -1e-9); });
 }
 void select_view(benchmark::State& state) {
-  run(state, With(state.range(0)), [](torch::Tensor&, torch::Tensor& a, torch::Tensor&) {
-    benchmark::DoNotOptimize(a.select(0, 3));
-  });
+  run(state, With(state.range(0)),
+      [](torch::Tensor&, torch::Tensor& a, torch::Tensor&) { benchmark::DoNotOptimize(a.select(0, 3)); });
 }
 
 void modes(benchmark::internal::Benchmark* b) {

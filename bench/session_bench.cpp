@@ -47,7 +47,7 @@ void observe_op_output(benchmark::State& state) {
   observe(state, tfdebug::Phase::backward, "aten::mm", true);
 }
 
-// A forward activation: stats + per-unit activity (row_summaries) for dead units + nonfinite.
+// A forward activation: stats + per-unit activity (column_nonzero) for dead units + nonfinite.
 void observe_forward_activation(benchmark::State& state) {
   observe(state, tfdebug::Phase::forward, "relu", std::nullopt);
 }
@@ -66,6 +66,54 @@ void extremes_only(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * state.range(0) * 4);
 }
 
+// A ReLU's output (about half the values +0): its per-unit activity takes a second pass.
+std::vector<float> relu_data(std::int64_t n) {
+  std::vector<float> v = data(n);
+  for (float& x : v) x = x > 0 ? x : 0.0f;
+  return v;
+}
+
+// A ReLU output on a step between full-statistics steps: compute_extremes, then the unit pass.
+void observe_relu_output_summary(benchmark::State& state) {
+  const std::int64_t units = 64;
+  const std::vector<float> v = relu_data(state.range(0));
+  const tfdebug::TensorView view(v.data(), tfdebug::DType::f32, {state.range(0) / units, units});
+  tfdebug::Session session;
+  session.begin_step(1);
+  for (auto _ : state)
+    session.observe({1, tfdebug::Phase::forward, tfdebug::Role::output, "blocks.1.mlp", "aten::relu", view,
+                     std::nullopt});
+  state.SetBytesProcessed(state.iterations() * state.range(0) * 4);
+}
+
+// The unit pass alone: column_nonzero against row_summaries (which the Session used before),
+// on a ReLU's [n / 64, 64] output.
+void column_nonzero_only(benchmark::State& state) {
+  const std::int64_t units = 64;
+  const std::vector<float> v = relu_data(state.range(0));
+  const tfdebug::TensorView view(v.data(), tfdebug::DType::f32, {state.range(0) / units, units});
+  std::vector<std::uint8_t> active(units);
+  for (auto _ : state) {
+    tfdebug::column_nonzero(view, active.data());
+    benchmark::DoNotOptimize(active.data());
+  }
+  state.SetBytesProcessed(state.iterations() * state.range(0) * 4);
+}
+void row_summaries_only(benchmark::State& state) {
+  const std::int64_t units = 64;
+  const std::int64_t rows = state.range(0) / units;
+  const std::vector<float> v = relu_data(state.range(0));
+  const tfdebug::TensorView view(v.data(), tfdebug::DType::f32, {rows, units});
+  std::vector<double> row_abs_max(static_cast<std::size_t>(rows));
+  std::vector<std::uint8_t> row_zero(static_cast<std::size_t>(rows));
+  std::vector<std::uint8_t> active(units);
+  for (auto _ : state) {
+    tfdebug::row_summaries(view, row_abs_max.data(), row_zero.data(), active.data());
+    benchmark::DoNotOptimize(active.data());
+  }
+  state.SetBytesProcessed(state.iterations() * state.range(0) * 4);
+}
+
 }  // namespace
 
 BENCHMARK(extremes_only)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
@@ -73,4 +121,7 @@ BENCHMARK(observe_op_output_summary)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
 BENCHMARK(stats_only)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
 BENCHMARK(observe_op_output)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
 BENCHMARK(observe_forward_activation)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
+BENCHMARK(observe_relu_output_summary)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
+BENCHMARK(column_nonzero_only)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
+BENCHMARK(row_summaries_only)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
 BENCHMARK_MAIN();

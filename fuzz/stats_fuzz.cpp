@@ -1,9 +1,10 @@
 // libFuzzer: the stats kernel on arbitrary bytes, every dtype, every supported SIMD target,
 // both precision modes, checked against the scalar reference (a differential fuzzer); and
-// compute_extremes (the best SIMD target) against the reference's classification and range.
+// compute_extremes (the best SIMD target) against the reference's classification and range, and
+// column_nonzero against the values.
 //
-// Input: byte 0 picks the dtype, byte 1 the options (target dtype, exact), byte 2 a
-// misalignment 0..7; the rest is tensor data.
+// Input: byte 0 picks the dtype, byte 1 the options (target dtype, exact; its high four bits the
+// column count for column_nonzero), byte 2 a misalignment 0..7; the rest is tensor data.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -95,6 +96,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     same(e.min, r.min, "extremes min", "extremes");
     same(e.max, r.max, "extremes max", "extremes");
     same(e.abs_max, r.abs_max, "extremes abs_max", "extremes");
+  }
+  // column_nonzero on the values as a matrix of (flags >> 4) + 1 columns, against the values.
+  const std::int64_t cols = (flags >> 4) + 1;
+  if (tfdebug::is_floating(dtype) && n >= cols) {
+    const std::int64_t rows = n / cols;
+    const tfdebug::TensorView matrix(view.data(), dtype, {rows, cols});
+    std::vector<std::uint8_t> nonzero(static_cast<std::size_t>(cols), 0);
+    tfdebug::column_nonzero(matrix, nonzero.data());
+    for (std::int64_t c = 0; c < cols; ++c) {
+      bool any = false;
+      for (std::int64_t row = 0; row < rows; ++row) {
+        const double x = matrix.at({row, c});
+        any = any || x != 0 || std::isnan(x);
+      }
+      same(nonzero[static_cast<std::size_t>(c)], any ? 1.0 : 0.0, "column_nonzero", "columns");
+    }
   }
   return 0;
 }

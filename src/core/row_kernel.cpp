@@ -50,7 +50,9 @@ HWY_INLINE void RowsImpl(const T* HWY_RESTRICT data, std::int64_t rows, std::int
     T any = 0;
     for (std::int64_t i = 0; i < n; ++i) any |= lanes[i];
     for (; c < cols; ++c) {
-      const T a = static_cast<T>(row[c] & abs_mask);
+      T b;
+      std::memcpy(&b, row + c, sizeof b);  // views may be misaligned
+      const T a = static_cast<T>(b & abs_mask);
       if (a < inf_bits) largest = std::max(largest, a);
       any |= a;
       col_or[c] |= a;
@@ -91,7 +93,11 @@ HWY_INLINE void ColumnsImpl(const T* HWY_RESTRICT data, std::int64_t rows, std::
   }
   for (; c < cols; ++c) {
     T a = 0;
-    for (std::int64_t r = 0; r < rows; ++r) a = static_cast<T>(a | data[r * cols + c]);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      T b;
+      std::memcpy(&b, data + r * cols + c, sizeof b);  // views may be misaligned
+      a = static_cast<T>(a | b);
+    }
     col_or[c] = static_cast<T>(col_or[c] | (a & abs_mask));
   }
 }
@@ -228,8 +234,8 @@ void column_nonzero(TensorView matrix, std::uint8_t* column_nonzero) {
         return or_columns<std::uint32_t>(matrix, 0x7FFFFFFFu, HWY_DYNAMIC_DISPATCH(detail::Columns32),
                                          column_nonzero);
       case DType::f64:
-        return or_columns<std::uint64_t>(matrix, 0x7FFFFFFFFFFFFFFFull, HWY_DYNAMIC_DISPATCH(detail::Columns64),
-                                         column_nonzero);
+        return or_columns<std::uint64_t>(matrix, 0x7FFFFFFFFFFFFFFFull,
+                                         HWY_DYNAMIC_DISPATCH(detail::Columns64), column_nonzero);
       case DType::f16:
       case DType::bf16:
         return or_columns<std::uint16_t>(matrix, 0x7FFF, HWY_DYNAMIC_DISPATCH(detail::Columns16),
@@ -240,7 +246,8 @@ void column_nonzero(TensorView matrix, std::uint8_t* column_nonzero) {
   }
   // Strided matrices and fp8: an f32 copy (fp8 converts exactly, zeros stay zeros).
   const Tensor copy = Tensor::copy_of(matrix, DType::f32);
-  or_columns<std::uint32_t>(copy.view(), 0x7FFFFFFFu, HWY_DYNAMIC_DISPATCH(detail::Columns32), column_nonzero);
+  or_columns<std::uint32_t>(copy.view(), 0x7FFFFFFFu, HWY_DYNAMIC_DISPATCH(detail::Columns32),
+                            column_nonzero);
 }
 
 }  // namespace tfdebug

@@ -141,8 +141,8 @@ struct OpInfo {
   // self of the ops that overwrite it whole (zero_, fill_, copy_, the random fills). Neither
   // scanned before the op nor an input the output depends on.
   std::uint64_t overwritten_inputs = 0;
-  bool views_only = false;           // every return is a view of an input: nothing to observe
-  std::uint32_t arguments = 0;       // schema argument and return counts: the op's stack slots
+  bool views_only = false;      // every return is a view of an input: nothing to observe
+  std::uint32_t arguments = 0;  // schema argument and return counts: the op's stack slots
   std::uint32_t returns = 0;
   std::string_view name;  // the schema's: lives as long as the op is registered
   bool gelu = false;      // aten::gelu: its input goes with its output (saturation rule)
@@ -170,10 +170,11 @@ OpInfo describe_op(const c10::FunctionSchema& schema) {
                     info.view_outputs ==
                         (returns.size() == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << returns.size()) - 1);
   static constexpr std::string_view kOverwrites[] = {
-      "aten::zero_",   "aten::fill_",      "aten::copy_",       "aten::normal_",     "aten::uniform_",
-      "aten::random_", "aten::bernoulli_", "aten::exponential_", "aten::geometric_", "aten::cauchy_",
-      "aten::log_normal_"};
-  const bool overwrites = std::find(std::begin(kOverwrites), std::end(kOverwrites), name) != std::end(kOverwrites);
+      "aten::zero_",      "aten::fill_",   "aten::copy_",      "aten::normal_",
+      "aten::uniform_",   "aten::random_", "aten::bernoulli_", "aten::exponential_",
+      "aten::geometric_", "aten::cauchy_", "aten::log_normal_"};
+  const bool overwrites =
+      std::find(std::begin(kOverwrites), std::end(kOverwrites), name) != std::end(kOverwrites);
   const auto& arguments = schema.arguments();
   for (std::size_t i = 0; i < arguments.size() && i < 64; ++i) {
     const auto* alias = arguments[i].alias_info();
@@ -613,7 +614,10 @@ void observe_output(detail::AttachState& s, ThreadState& t, const OpCall& call, 
   const auto finite =
       s.deliver({s.step.load(std::memory_order_relaxed), call.phase, Role::output, paths().path(call.module),
                  call.info->name, *view, std::nullopt, &inputs, input ? &*input : nullptr});
-  if (finite) seen->finite = *finite ? 1 : 0;
+  // (A sink that ran ops of its own, with nested_ops, may have reused the entry meanwhile.)
+  if (finite && seen->impl._unsafe_get_target() == tensor.unsafeGetTensorImpl() &&
+      seen->version == tensor._version())
+    seen->finite = *finite ? 1 : 0;
 }
 
 // The boxed fallback for kModeKey: every op the intercepting thread calls (Note [Interception]).

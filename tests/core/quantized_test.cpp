@@ -302,12 +302,13 @@ TEST(ColumnNonzero, AgreesWithAPlainLoopOnEverySimdTarget) {
         for (auto& x : v) {
           const int k = kind(rng);
           // mostly +-0 so that some columns stay dead
-          x = k < 7 ? (k % 2 ? 0.0f : -0.0f)
+          x = k < 7    ? (k % 2 ? 0.0f : -0.0f)
               : k == 7 ? 1e-40f
               : k == 8 ? std::numeric_limits<float>::quiet_NaN()
                        : -2.5f;
         }
-        for (std::int64_t r = 0; r < rows; ++r) v[static_cast<std::size_t>(r * cols)] = 0.0f;  // column 0 dead
+        for (std::int64_t r = 0; r < rows; ++r)
+          v[static_cast<std::size_t>(r * cols)] = 0.0f;  // column 0 dead
         for (const DType dtype : {DType::f32, DType::f64, DType::f16, DType::bf16}) {
           const Tensor t = encoded(v, dtype, rows, cols);
           const Tensor tt = Tensor::copy_of(t.view().transposed(0, 1));

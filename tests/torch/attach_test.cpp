@@ -409,10 +409,10 @@ TEST_F(AttachTest, MemoryTheStepSawUnchangedIsNotReadAgain) {
   auto debug = tfdebug::torch::attach(sink, *tiny);
   debug.step_begin(0);
   auto x = at::full({4, 4}, std::numeric_limits<float>::quiet_NaN());
-  auto y = at::mul(x, 2.0);                   // observed: the sink says "finite"
-  y.add_(1.0);                                // its written input y: the sink's word is taken
-  auto same = at::_unsafe_view(y, {16});      // y's memory, unchanged: a duplicate
-  same.detach_();                             // in-place views: not intercepted
+  auto y = at::mul(x, 2.0);               // observed: the sink says "finite"
+  y.add_(1.0);                            // its written input y: the sink's word is taken
+  auto same = at::_unsafe_view(y, {16});  // y's memory, unchanged: a duplicate
+  same.detach_();                         // in-place views: not intercepted
   same.unsqueeze_(0);
   // z is the memory of a product that is gone: its add_ reads z first (it holds NaN).
   auto z = at::_unsafe_view(at::mul(x, 3.0), {2, 8});
@@ -521,7 +521,9 @@ TEST(AttachKey, AttachSaysWhenSomethingElseTookTheModeKey) {
 class ThrowingSink : public RecordingSink {
  public:
   ThrowingSink() : RecordingSink(Tier::diagnose) {}
-  std::optional<bool> observe(const tfdebug::Observation&) override { throw std::runtime_error("sink failure"); }
+  std::optional<bool> observe(const tfdebug::Observation&) override {
+    throw std::runtime_error("sink failure");
+  }
 };
 
 TEST_F(AttachTest, SinkFailuresNeverReachTheLoopButStopDoes) {
