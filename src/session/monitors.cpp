@@ -189,10 +189,12 @@ void Monitors::observe(const Observation& o, const Measurements& m, Emitter& out
 // parameters, gradients and updates holding non-finite values, only count as evidence. When a
 // step holds non-finite values but no producer (the producer did not know its inputs, or the
 // value came from a parameter), the first non-finite observation of the step is reported at
-// end_step as the best localisation available, once per run.
+// end_step as the best localisation available, once per run. An update is an output too when
+// its producer says whether the parameter and its gradient were finite: the optimizer's ops
+// that made it were not observed one by one.
 void Monitors::check_nonfinite(const Observation& o, const Stats& s, Emitter& out) {
   if (s.nonfinite() == 0) return;
-  const bool producer = o.role == Role::output && o.inputs_finite == true;
+  const bool producer = (o.role == Role::output || o.role == Role::update) && o.inputs_finite == true;
   if (!producer) {
     ++step_propagators_;
     if (!step_first_nonfinite_)
@@ -205,11 +207,19 @@ void Monitors::check_nonfinite(const Observation& o, const Stats& s, Emitter& ou
   if (s.nan > 0) kinds += std::to_string(s.nan) + " NaN";
   if (s.pos_inf > 0) kinds += (kinds.empty() ? "" : ", ") + std::to_string(s.pos_inf) + " +Inf";
   if (s.neg_inf > 0) kinds += (kinds.empty() ? "" : ", ") + std::to_string(s.neg_inf) + " -Inf";
-  f.message = where(o.module, o.op) + " produced " + kinds + " of " + std::to_string(s.count) +
-              " values from finite inputs" + at_step(o.phase, o.step);
-  f.suggestion =
-      "check this op's inputs for values outside its domain (log/sqrt of negatives, division by "
-      "~0, exp overflow); clamp or add an epsilon, or lower the learning rate if they grew";
+  if (o.role == Role::update) {
+    f.message = "the optimizer's update of " + std::string(o.op) + " holds " + kinds + " of " +
+                std::to_string(s.count) + " values from a finite parameter and gradient" + at_step(o.phase, o.step);
+    f.suggestion =
+        "the optimizer's own arithmetic made it: check its settings (an eps of 0 divides by a zero "
+        "second moment, a learning rate or weight decay large enough to overflow) and its state";
+  } else {
+    f.message = where(o.module, o.op) + " produced " + kinds + " of " + std::to_string(s.count) +
+                " values from finite inputs" + at_step(o.phase, o.step);
+    f.suggestion =
+        "check this op's inputs for values outside its domain (log/sqrt of negatives, division by "
+        "~0, exp overflow); clamp or add an epsilon, or lower the learning rate if they grew";
+  }
   f.evidence = {{"producer", 1},
                 {"nan", double(s.nan)},
                 {"pos_inf", double(s.pos_inf)},

@@ -54,8 +54,20 @@
 // Note [Phase]
 // An op runs in backward when its thread is inside an autograd graph task (the engine's worker
 // threads, or the thread that called backward() for CPU graphs) or inside a backward node's
-// scope; in the optimizer when it runs outside backward after this step's backward; otherwise in
-// forward. The step markers reset this each step.
+// scope; in the optimizer when it runs outside backward, after this step's backward, with grad
+// mode off (LibTorch's optimizers run under NoGradGuard, and an in-place update of a parameter
+// must); otherwise in forward (also the forward of a second micro-batch that accumulates
+// gradients). The step markers reset this each step.
+//
+// Note [Optimizer]
+// An optimizer's step is hundreds of small elementwise ops (Adam: 8 per parameter, 305 of the
+// 531 ops a step of the demo model that the adapter would intercept), and interception costs
+// each op the same fixed price whatever its size. What they compute is judged per parameter
+// instead: the update (new - old, at step_end) with whether the parameter (step_begin) and its
+// gradient (after backward) were finite, so that an update that went non-finite from finite
+// inputs is the optimizer's own doing (Monitors::check_nonfinite). So at the first optimizer op
+// (which observes the gradients) the thread stops intercepting until the next step_begin,
+// unless AttachOptions::optimizer_ops asks for the ops.
 //
 // Note [Module of an op]
 // Forward: the module of a parameter the op reads (its storage is one of the module's
@@ -73,6 +85,7 @@
 #include <ATen/core/function_schema.h>
 #include <ATen/core/stack.h>
 #include <ATen/record_function.h>
+#include <c10/core/GradMode.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/csrc/autograd/graph_task.h>
 #include <torch/library.h>
@@ -281,7 +294,8 @@ void on_range_end(const at::RecordFunction& fn, at::ObserverContext* context);
 // expand, ...; a quarter of the ops a step calls) have nothing to observe, so they skip on_op
 // altogether: each gets a fallthrough kernel for kModeKey, and the dispatcher leaves the key out
 // of their dispatch (no boxing). So do the in-place views (tag inplace_view: detach_, squeeze_,
-// t_, ...; zero_grad calls detach_ on every gradient), which change only a tensor's metadata.
+// t_, ...; zero_grad calls detach_ on every gradient), which change only a tensor's metadata, and
+// aten::zero_ (zero_grad's other op), whose output is zeros.
 // Ops registered after the first attach are intercepted as usual.
 void let_views_pass(std::vector<std::unique_ptr<::torch::Library>>& libraries) {
   auto& dispatcher = c10::Dispatcher::singleton();
@@ -289,7 +303,9 @@ void let_views_pass(std::vector<std::unique_ptr<::torch::Library>>& libraries) {
   for (const auto& name : dispatcher.getAllOpNames()) {
     const auto op = dispatcher.findSchema(name);
     // In-place views (detach_, squeeze_, t_, ...) change only self's metadata, never its values.
-    if (!op || !(describe_op(op->schema()).views_only || op->hasTag(at::Tag::inplace_view))) continue;
+    if (!op || !(describe_op(op->schema()).views_only || op->hasTag(at::Tag::inplace_view) ||
+                 name.name == "aten::zero_"))
+      continue;
     const auto colons = name.name.find("::");
     if (colons == std::string::npos) continue;
     std::string local = name.name.substr(colons + 2);
@@ -345,6 +361,10 @@ struct Parameter {
   at::Tensor tensor;
   std::vector<std::byte> before;  // the value at step_begin (track_updates)
   std::vector<std::byte> update;  // new - old, computed at step_end
+  // What the sink said of its values at step_begin and of its gradient this step (Note
+  // [Optimizer]); nullopt when it did not read them or they were not observed.
+  std::optional<bool> value_finite;
+  std::optional<bool> gradient_finite;
 };
 
 struct AttachState {
@@ -401,11 +421,11 @@ struct AttachState {
 
   void observe_gradients() {
     const auto now = step.load(std::memory_order_relaxed);
-    for (const auto& p : parameters) {
+    for (auto& p : parameters) {
       auto view = view_of(p.tensor.grad());
       if (!view) continue;
-      deliver({now, Phase::backward, Role::gradient, paths().path(p.module), paths().path(p.name), *view,
-               std::nullopt});
+      p.gradient_finite = deliver({now, Phase::backward, Role::gradient, paths().path(p.module),
+                                   paths().path(p.name), *view, std::nullopt});
     }
   }
 };
@@ -530,12 +550,19 @@ void prepare(detail::AttachState& s, ThreadState& t, const c10::OperatorHandle& 
     if (!s.backward_seen.load(std::memory_order_relaxed)) s.backward_seen.store(true);
     if (!diagnose) return;  // watch observes no backward op
   } else {
-    parameter_module = views_only ? 0 : detail::module_of_inputs(s.module_of_storage, arguments);
-    if (s.backward_seen.load(std::memory_order_relaxed)) {
+    if (s.backward_seen.load(std::memory_order_relaxed) && !c10::GradMode::is_enabled()) {
       call.phase = Phase::optimizer;
       if (s.gradients_pending.load(std::memory_order_relaxed) && s.gradients_pending.exchange(false)) {
         s.observe_gradients();
       }
+      if (!s.options.optimizer_ops) {  // Note [Optimizer]: the rest of the step runs as is
+        c10::impl::tls_set_dispatch_key_included(kModeKey, false);
+        call.info = nullptr;
+        return;
+      }
+    }
+    parameter_module = views_only ? 0 : detail::module_of_inputs(s.module_of_storage, arguments);
+    if (call.phase == Phase::optimizer) {
       call.module = parameter_module;
     } else {
       call.phase = Phase::forward;
@@ -786,10 +813,12 @@ void Attachment::step_begin(std::int64_t step) {
   s.backward_seen.store(false);
   s.gradients_pending.store(true);
   for (auto& p : s.parameters) {
+    p.gradient_finite.reset();
+    p.value_finite.reset();
     auto view = view_of(p.tensor);
     if (!view) continue;
-    s.deliver({step, Phase::forward, Role::parameter, paths().path(p.module), paths().path(p.name), *view,
-               std::nullopt});
+    p.value_finite = s.deliver({step, Phase::forward, Role::parameter, paths().path(p.module),
+                                paths().path(p.name), *view, std::nullopt});
     if (s.options.track_updates && trackable(p.tensor)) copy_values(p.tensor, p.before);
   }
   s.in_step.store(true);
@@ -819,8 +848,12 @@ void Attachment::step_end(std::int64_t step, std::optional<double> loss) {
       if (shape.size() > std::size_t(kMaxRank)) continue;
       TensorView update(p.update.data(), *dtype_of(p.tensor.scalar_type()),
                         std::span<const std::int64_t>(shape.data(), shape.size()));
+      // Note [Optimizer]: the update's inputs, unless the optimizer's own ops were observed.
+      std::optional<bool> inputs_finite;
+      if (!(s.options.optimizer_ops && s.intercepting) && p.value_finite && p.gradient_finite)
+        inputs_finite = *p.value_finite && *p.gradient_finite;
       s.deliver({step, Phase::optimizer, Role::update, paths().path(p.module), paths().path(p.name), update,
-                 std::nullopt});
+                 inputs_finite});
     }
   }
   s.sink->end_step(step, loss);

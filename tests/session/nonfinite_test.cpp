@@ -105,6 +105,37 @@ TEST(Nonfinite, ObserveSaysWhetherEveryValueWasFinite) {
   }
 }
 
+// An update is the optimizer's output: non-finite from a finite parameter and gradient (the
+// producer says so when it did not observe the optimizer's ops), the optimizer made it.
+TEST(Nonfinite, AnUpdateFromFiniteInputsIsTheOptimizersOwnDoing) {
+  Session session(testing::quiet_config());
+  const std::vector<float> bad = {0, kNaN, kNaN};
+  session.begin_step(3);
+  Observation update = testing::tensor(3, Role::update, "blocks.0.attn.q", "blocks.0.attn.q.bias", bad, {3});
+  update.inputs_finite = true;
+  EXPECT_EQ(session.observe(update), false);
+  session.end_step(3, 1.0);
+  auto nonfinite = with_rule(session.findings(), "nonfinite");
+  ASSERT_EQ(nonfinite.size(), 1u) << testing::describe(session.findings());
+  EXPECT_EQ(nonfinite[0].phase, Phase::optimizer);
+  EXPECT_EQ(nonfinite[0].module, "blocks.0.attn.q");
+  EXPECT_EQ(nonfinite[0].op, "blocks.0.attn.q.bias");
+  EXPECT_EQ(nonfinite[0].evidence_value("producer"), 1);
+  EXPECT_EQ(nonfinite[0].evidence_value("nan"), 2);
+  EXPECT_EQ(nonfinite[0].message,
+            "the optimizer's update of blocks.0.attn.q.bias holds 2 NaN of 3 values from a finite parameter "
+            "and gradient (optimizer, step 3)");
+  // From a non-finite gradient, the update only passed it on: the step's first non-finite value.
+  Session passed(testing::quiet_config());
+  passed.begin_step(3);
+  update.inputs_finite = false;
+  passed.observe(update);
+  passed.end_step(3, 1.0);
+  nonfinite = with_rule(passed.findings(), "nonfinite");
+  ASSERT_EQ(nonfinite.size(), 1u);
+  EXPECT_EQ(nonfinite[0].evidence_value("producer"), 0);
+}
+
 TEST(Nonfinite, ProducerArrivingAfterPropagatorsIsStillTheOneReported) {
   // Autograd threads may deliver a propagator first; the producer is the op with finite inputs.
   Session session(testing::quiet_config());

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <torch/library.h>
 #include <torch/nn/module.h>
+#include <torch/optim/adam.h>
 
 #include <algorithm>
 #include <cmath>
@@ -160,10 +161,11 @@ struct DiagnoseRun {
   std::set<std::string> ops;
   std::map<Phase, std::int64_t> per_phase;
 
-  explicit DiagnoseRun(bool nested_ops) {
+  explicit DiagnoseRun(bool nested_ops, bool optimizer_ops = false) {
     tfdebug::demo::DemoTrainer trainer(config_for(tfdebug::demo::Fault::none, 2));
     tfdebug::torch::AttachOptions options;
     options.nested_ops = nested_ops;
+    options.optimizer_ops = optimizer_ops;
     train(trainer, sink, 2, &counters, options);
     for (const auto& r : sink.records) {
       if (r.role != Role::output) continue;
@@ -176,7 +178,11 @@ struct DiagnoseRun {
     }
     EXPECT_GT(per_phase[Phase::forward], 50);
     EXPECT_GT(per_phase[Phase::backward], 50);
-    EXPECT_GT(per_phase[Phase::optimizer], 50);
+    if (optimizer_ops) {
+      EXPECT_GT(per_phase[Phase::optimizer], 50);
+    } else {
+      EXPECT_EQ(per_phase[Phase::optimizer], 0) << "Note [Optimizer]: the update is judged instead";
+    }
     // Backward ops are attributed to the module of the forward op that created their node (with
     // outer ops only: of the outer op during which the inner op created it).
     for (const char* module : {"blocks.0.attn.q", "blocks.0.mlp.fc1", "blocks.1.mlp.fc2", "head", "ln_f"}) {
@@ -209,6 +215,68 @@ TEST_F(AttachTest, DiagnoseSeesTheOpsTheCallerCalledInEveryPhase) {
   EXPECT_GT(nested.counters.ops, 2 * outer.counters.ops);
   EXPECT_LT(nested.counters.ops, 4 * outer.counters.ops);
   EXPECT_EQ(outer.counters.skipped_views, 0);
+  // Adam's ops, when asked for: 8 per parameter a step.
+  DiagnoseRun optimizer(/*nested_ops=*/false, /*optimizer_ops=*/true);
+  EXPECT_TRUE(optimizer.ops.count("aten::addcdiv_"));
+  EXPECT_FALSE(outer.ops.count("aten::addcdiv_"));
+  EXPECT_GT(optimizer.counters.ops, outer.counters.ops + 2 * 8 * 38 - 1);
+  // zero_grad's zero_ is never intercepted (its output is zeros; Note [Views pass through]).
+  EXPECT_FALSE(outer.ops.count("aten::zero_"));
+}
+
+// y = x W + 0 b: b's gradient is exactly 0, and Adam with eps = 0 divides 0 by 0 in its update.
+struct ZeroGradientModel : ::torch::nn::Module {
+  ZeroGradientModel() {
+    w = register_parameter("w", ::torch::full({4, 3}, 0.5));
+    b = register_parameter("b", ::torch::ones({3}));
+  }
+  at::Tensor forward(const at::Tensor& x) { return x.matmul(w) + 0.0 * b; }
+  at::Tensor w, b;
+};
+
+// Note [Optimizer]: an update that went NaN from a finite parameter and gradient is the
+// optimizer's own doing; with AttachOptions::optimizer_ops, the op inside it that made the NaN.
+TEST_F(AttachTest, AnUpdateTheOptimizerMadeNonFiniteIsItsOwnDoing) {
+  for (const bool optimizer_ops : {false, true}) {
+    auto model = std::make_shared<ZeroGradientModel>();
+    ::torch::optim::Adam adam(model->parameters(), ::torch::optim::AdamOptions(0.1).eps(0.0));
+    RecordingSink sink(Tier::diagnose);
+    tfdebug::torch::AttachOptions options;
+    options.optimizer_ops = optimizer_ops;
+    {
+      auto debug = tfdebug::torch::attach(sink, *model, options);
+      debug.step_begin(0);
+      auto loss = model->forward(::torch::ones({2, 4})).sum();
+      adam.zero_grad();
+      loss.backward();
+      adam.step();
+      debug.step_end(0, loss.item<double>());
+    }
+    const Record* first = sink.first_nonfinite();
+    ASSERT_NE(first, nullptr);
+    EXPECT_EQ(first->phase, Phase::optimizer);
+    const Record* update = nullptr;
+    for (const auto& r : sink.records) {
+      if (r.role == Role::gradient) {
+        EXPECT_EQ(r.nonfinite, 0) << r.op;
+      }
+      if (r.role == Role::update && r.op == "b") update = &r;
+      if (r.role == Role::update && r.op == "w") {
+        EXPECT_EQ(r.nonfinite, 0);
+      }
+    }
+    ASSERT_NE(update, nullptr);
+    EXPECT_EQ(update->nonfinite, 3);
+    if (optimizer_ops) {
+      EXPECT_EQ(first->role, Role::output);
+      EXPECT_EQ(first->op, "aten::addcdiv_");  // exp_avg / (sqrt(exp_avg_sq) + 0) = 0 / 0
+      EXPECT_EQ(first->inputs_finite, true);
+      EXPECT_FALSE(update->inputs_finite.has_value()) << "the op already answered for it";
+    } else {
+      EXPECT_EQ(first, update);
+      EXPECT_EQ(update->inputs_finite, true) << "b and its gradient were finite";
+    }
+  }
 }
 
 // Ground truth without tfdebug: the first step whose forward takes the log or sqrt of a negative
