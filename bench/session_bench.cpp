@@ -66,6 +66,22 @@ void extremes_only(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * state.range(0) * 4);
 }
 
+// compute_range alone (no zero test): what the light path takes of an output no unit rule reads.
+void range_only(benchmark::State& state) {
+  const std::vector<float> v = data(state.range(0));
+  const tfdebug::TensorView view(v.data(), tfdebug::DType::f32, {state.range(0)});
+  for (auto _ : state) benchmark::DoNotOptimize(tfdebug::compute_range(view));
+  state.SetBytesProcessed(state.iterations() * state.range(0) * 4);
+}
+
+// all_finite alone: the scan of an input an in-place op is about to overwrite.
+void all_finite_only(benchmark::State& state) {
+  const std::vector<float> v = data(state.range(0));
+  const tfdebug::TensorView view(v.data(), tfdebug::DType::f32, {state.range(0)});
+  for (auto _ : state) benchmark::DoNotOptimize(tfdebug::all_finite(view));
+  state.SetBytesProcessed(state.iterations() * state.range(0) * 4);
+}
+
 // A ReLU's output (about half the values +0): its per-unit activity takes a second pass.
 std::vector<float> relu_data(std::int64_t n) {
   std::vector<float> v = data(n);
@@ -117,6 +133,8 @@ void row_summaries_only(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(extremes_only)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
+BENCHMARK(range_only)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
+BENCHMARK(all_finite_only)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
 BENCHMARK(observe_op_output_summary)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
 BENCHMARK(stats_only)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
 BENCHMARK(observe_op_output)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);

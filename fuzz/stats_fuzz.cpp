@@ -1,7 +1,7 @@
 // libFuzzer: the stats kernel on arbitrary bytes, every dtype, every supported SIMD target,
 // both precision modes, checked against the scalar reference (a differential fuzzer); and
-// compute_extremes (the best SIMD target) against the reference's classification and range, and
-// column_nonzero against the values.
+// compute_extremes, compute_range and all_finite (the best SIMD target) against the reference's
+// classification and range, and column_nonzero against the values.
 //
 // Input: byte 0 picks the dtype, byte 1 the options (target dtype, exact; its high four bits the
 // column count for column_nonzero), byte 2 a misalignment 0..7; the rest is tensor data.
@@ -92,10 +92,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   same(static_cast<double>(e.count), static_cast<double>(r.count), "extremes count", "extremes");
   same(e.nonfinite ? 1.0 : 0.0, r.nonfinite() > 0 ? 1.0 : 0.0, "extremes nonfinite", "extremes");
   same(e.zero ? 1.0 : 0.0, r.zero > 0 ? 1.0 : 0.0, "extremes zero", "extremes");
+  const tfdebug::Extremes range = tfdebug::compute_range(view);
+  same(range.nonfinite ? 1.0 : 0.0, r.nonfinite() > 0 ? 1.0 : 0.0, "range nonfinite", "range");
+  same(tfdebug::all_finite(view) ? 0.0 : 1.0, r.nonfinite() > 0 ? 1.0 : 0.0, "all_finite", "range");
   if (!e.nonfinite && r.count > 0) {
     same(e.min, r.min, "extremes min", "extremes");
     same(e.max, r.max, "extremes max", "extremes");
     same(e.abs_max, r.abs_max, "extremes abs_max", "extremes");
+    same(range.min, r.min, "range min", "range");
+    same(range.max, r.max, "range max", "range");
+    same(range.abs_max, r.abs_max, "range abs_max", "range");
   }
   // column_nonzero on the values as a matrix of (flags >> 4) + 1 columns, against the values.
   const std::int64_t cols = (flags >> 4) + 1;

@@ -5,7 +5,9 @@
 // smallest and largest value (float lanes for f32 and f64; for f16 and bf16, the bit patterns
 // turned into integers that order like the values, so no lane converts). Six to nine simple
 // operations per vector against the stats kernel's classification counts and moments: several
-// times its speed. Highway dispatches to the best SIMD target, as for the stats kernel.
+// times its speed. compute_range leaves out the zero test (RangeImpl: min, max and a NaN
+// mask), all_finite the range too (NonfiniteImpl: one operation per vector). Highway dispatches to the best SIMD target, as for the stats
+// kernel.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "extremes_kernel.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -84,6 +86,77 @@ HWY_INLINE void FloatImpl(const TF* HWY_RESTRICT data, std::int64_t n, TU abs_ma
   *hi = high;
 }
 
+// compute_range (f32, f64): no zero test, so no integer magnitudes: the smallest and largest
+// value (float min/max; +-Inf shows in them) and a mask of NaN lanes (x != x), ORed (a compare
+// chained through its write mask would wait for the last one). Returns whether a value was NaN
+// or Inf; lo/hi are meaningful only when none was.
+template <typename TF>
+HWY_INLINE bool RangeImpl(const TF* HWY_RESTRICT data, std::int64_t n, TF* HWY_RESTRICT lo, TF* HWY_RESTRICT hi) {
+  const hn::ScalableTag<TF> df;
+  const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
+  auto nan0 = hn::FirstN(df, 0), nan1 = nan0, nan2 = nan0, nan3 = nan0;
+  auto vmin0 = hn::Set(df, std::numeric_limits<TF>::infinity()), vmin1 = vmin0, vmin2 = vmin0, vmin3 = vmin0;
+  auto vmax0 = hn::Set(df, -std::numeric_limits<TF>::infinity()), vmax1 = vmax0, vmax2 = vmax0, vmax3 = vmax0;
+  auto step = [&](auto x, auto& nan, auto& vmin, auto& vmax) {
+    nan = hn::Or(nan, hn::Not(hn::Eq(x, x)));
+    vmin = hn::Min(vmin, x);
+    vmax = hn::Max(vmax, x);
+  };
+  std::int64_t i = 0;
+  for (; i + 4 * lanes <= n; i += 4 * lanes) {
+    step(hn::LoadU(df, data + i), nan0, vmin0, vmax0);
+    step(hn::LoadU(df, data + i + lanes), nan1, vmin1, vmax1);
+    step(hn::LoadU(df, data + i + 2 * lanes), nan2, vmin2, vmax2);
+    step(hn::LoadU(df, data + i + 3 * lanes), nan3, vmin3, vmax3);
+  }
+  for (; i + lanes <= n; i += lanes) step(hn::LoadU(df, data + i), nan0, vmin0, vmax0);
+  bool nan = !hn::AllFalse(df, hn::Or(hn::Or(nan0, nan1), hn::Or(nan2, nan3)));
+  HWY_ALIGN TF values[hn::MaxLanes(df)];
+  TF low = std::numeric_limits<TF>::infinity();
+  TF high = -low;
+  hn::Store(hn::Min(hn::Min(vmin0, vmin1), hn::Min(vmin2, vmin3)), df, values);
+  for (std::int64_t l = 0; l < lanes; ++l) low = std::min(low, values[l]);
+  hn::Store(hn::Max(hn::Max(vmax0, vmax1), hn::Max(vmax2, vmax3)), df, values);
+  for (std::int64_t l = 0; l < lanes; ++l) high = std::max(high, values[l]);
+  for (; i < n; ++i) {  // views may be misaligned: copy each value out
+    TF x;
+    std::memcpy(&x, data + i, sizeof(TF));
+    nan = nan || std::isnan(x);
+    low = std::min(low, x);
+    high = std::max(high, x);
+  }
+  *lo = low;
+  *hi = high;
+  return nan || std::isinf(low) || std::isinf(high);
+}
+
+// all_finite (f32, f64): acc = x * 0 + acc stays exactly 0 for finite x and turns NaN (and stays
+// NaN) at the first NaN or +-Inf: one fused operation per vector. Returns whether a value was
+// NaN or Inf.
+template <typename TF>
+HWY_INLINE bool NonfiniteImpl(const TF* HWY_RESTRICT data, std::int64_t n) {
+  const hn::ScalableTag<TF> df;
+  const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
+  const auto zero = hn::Zero(df);
+  auto acc0 = zero, acc1 = zero, acc2 = zero, acc3 = zero;
+  std::int64_t i = 0;
+  for (; i + 4 * lanes <= n; i += 4 * lanes) {
+    acc0 = hn::MulAdd(hn::LoadU(df, data + i), zero, acc0);
+    acc1 = hn::MulAdd(hn::LoadU(df, data + i + lanes), zero, acc1);
+    acc2 = hn::MulAdd(hn::LoadU(df, data + i + 2 * lanes), zero, acc2);
+    acc3 = hn::MulAdd(hn::LoadU(df, data + i + 3 * lanes), zero, acc3);
+  }
+  for (; i + lanes <= n; i += lanes) acc0 = hn::MulAdd(hn::LoadU(df, data + i), zero, acc0);
+  const auto acc = hn::Add(hn::Add(acc0, acc1), hn::Add(acc2, acc3));
+  bool nonfinite = !hn::AllTrue(df, hn::Eq(acc, zero));  // NaN compares unequal
+  for (; i < n; ++i) {  // views may be misaligned: copy each value out
+    TF x;
+    std::memcpy(&x, data + i, sizeof(TF));
+    nonfinite = nonfinite || !std::isfinite(x);
+  }
+  return nonfinite;
+}
+
 // 16-bit floats (f16, bf16) as bit patterns. out: [largest |bits|, smallest |bits|, smallest key,
 // largest key], where key(b) = b ^ ((b >> 15) & abs_mask) as a signed integer orders like the
 // value (negative values flip their magnitude bits) and is its own inverse.
@@ -149,6 +222,18 @@ void Extremes64(const double* data, std::int64_t n, std::uint64_t* out, double* 
 void Extremes16(const std::uint16_t* data, std::int64_t n, std::uint16_t abs_mask, std::uint16_t* out) {
   Bits16Impl(data, n, abs_mask, out);
 }
+bool Range32(const float* data, std::int64_t n, float* lo, float* hi) {
+  return RangeImpl(data, n, lo, hi);
+}
+bool Range64(const double* data, std::int64_t n, double* lo, double* hi) {
+  return RangeImpl(data, n, lo, hi);
+}
+bool Nonfinite32(const float* data, std::int64_t n) {
+  return NonfiniteImpl(data, n);
+}
+bool Nonfinite64(const double* data, std::int64_t n) {
+  return NonfiniteImpl(data, n);
+}
 
 }  // namespace HWY_NAMESPACE
 }  // namespace tfdebug::detail
@@ -163,6 +248,10 @@ namespace detail {
 HWY_EXPORT(Extremes32);
 HWY_EXPORT(Extremes64);
 HWY_EXPORT(Extremes16);
+HWY_EXPORT(Range32);
+HWY_EXPORT(Range64);
+HWY_EXPORT(Nonfinite32);
+HWY_EXPORT(Nonfinite64);
 }  // namespace detail
 
 namespace {
@@ -235,7 +324,34 @@ Extremes compute_extremes(TensorView view) {
   }
 }
 
+Extremes compute_range(TensorView view) {
+  const std::int64_t n = view.numel();
+  if (n == 0) return Extremes{};
+  if (view.is_contiguous() && view.dtype() == DType::f32) {
+    float lo = 0;
+    float hi = 0;
+    const bool nonfinite =
+        HWY_DYNAMIC_DISPATCH(detail::Range32)(static_cast<const float*>(view.data()), n, &lo, &hi);
+    return finish(n, nonfinite, false, lo, hi);
+  }
+  if (view.is_contiguous() && view.dtype() == DType::f64) {
+    double lo = 0;
+    double hi = 0;
+    const bool nonfinite =
+        HWY_DYNAMIC_DISPATCH(detail::Range64)(static_cast<const double*>(view.data()), n, &lo, &hi);
+    return finish(n, nonfinite, false, lo, hi);
+  }
+  Extremes e = compute_extremes(view);
+  e.zero = false;  // not measured
+  return e;
+}
+
 bool all_finite(TensorView view) {
+  const std::int64_t n = view.numel();
+  if (n > 0 && view.is_contiguous() && view.dtype() == DType::f32)
+    return !HWY_DYNAMIC_DISPATCH(detail::Nonfinite32)(static_cast<const float*>(view.data()), n);
+  if (n > 0 && view.is_contiguous() && view.dtype() == DType::f64)
+    return !HWY_DYNAMIC_DISPATCH(detail::Nonfinite64)(static_cast<const double*>(view.data()), n);
   return !compute_extremes(view).nonfinite;
 }
 

@@ -272,7 +272,7 @@ std::optional<bool> Session::observe(const Observation& observation) {
     // optimizer outputs) only leaves its summary in the flight recorder.
     // (light: no sink wants per-step metrics or histograms either.)
     if (light && !wants_units && saturation == detail::SaturationKind::none) {
-      const Extremes e = compute_extremes(observation.value);
+      const Extremes e = compute_range(observation.value);  // no rule asks whether a value is 0
       if (!e.nonfinite) {
         const Stats summary = summary_stats(observation.value.dtype(), e);
         const std::lock_guard lock(s.mutex);

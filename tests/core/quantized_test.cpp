@@ -339,7 +339,8 @@ TEST(ColumnNonzero, AgreesWithAPlainLoopOnEverySimdTarget) {
   EXPECT_THROW(column_nonzero(TensorView(ints, DType::i32, {2, 2}), nullptr), Error);
 }
 
-// compute_extremes against a plain loop over the decoded values, for every float dtype and
+// compute_extremes, compute_range and all_finite against a plain loop over the decoded values,
+// for every float dtype and
 // lengths around the vector widths, with -0, subnormals, and each kind of non-finite value in
 // turn at every position class (first, body, tail).
 void expect_extremes_agree_with_a_plain_loop();
@@ -387,10 +388,18 @@ void expect_extremes_agree_with_a_plain_loop() {
         EXPECT_EQ(e.nonfinite, nonfinite) << where;
         EXPECT_EQ(e.zero, zero) << where;
         EXPECT_EQ(all_finite(t.view()), !nonfinite) << where;
+        const Extremes range = compute_range(t.view());
+        EXPECT_EQ(range.count, n) << where;
+        EXPECT_EQ(range.nonfinite, nonfinite) << where;
+        EXPECT_FALSE(range.zero) << where;  // not measured
         if (nonfinite) {
           EXPECT_EQ(e.min, 0) << where;  // not measured
+          EXPECT_EQ(range.min, 0) << where;
           continue;
         }
+        EXPECT_EQ(range.min, lo) << where;
+        EXPECT_EQ(range.max, hi) << where;
+        EXPECT_EQ(range.abs_max, std::max(std::fabs(lo), std::fabs(hi))) << where;
         EXPECT_EQ(e.min, lo) << where;
         EXPECT_EQ(e.max, hi) << where;
         EXPECT_EQ(e.abs_max, std::max(std::fabs(lo), std::fabs(hi))) << where;

@@ -139,7 +139,10 @@ struct Extremes {
   double abs_max = 0;
 };
 Extremes compute_extremes(TensorView view);
-// compute_extremes(view).nonfinite == false.
+// compute_extremes without the zero test (zero is false, not measured): half the operations per
+// vector on contiguous f32 and f64, for summaries that need only the range and NaN/Inf.
+Extremes compute_range(TensorView view);
+// compute_extremes(view).nonfinite == false; one operation per vector on contiguous f32 and f64.
 bool all_finite(TensorView view);
 
 // SIMD targets this build has code for and this CPU supports, best first, e.g.
