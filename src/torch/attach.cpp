@@ -263,6 +263,8 @@ struct ThreadState {
   std::uint32_t last_backward_module = 0;  // backward: the last node's module
   std::vector<std::uint32_t> scopes;       // tfdebug::torch::Scope and USER_SCOPE paths
   std::vector<std::uint32_t> nodes;        // modules of the backward nodes running
+  int accumulating = 0;                    // AccumulateGrad nodes running (Note [Gradients once])
+  bool excluded_before = false;            // whether the mode key was excluded before the first
   std::array<SeenTensor, kSeen> seen;
   std::size_t seen_next = 0;
   std::unordered_map<const c10::FunctionSchema*, OpInfo> ops;
@@ -692,10 +694,28 @@ void on_op(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch::jit
   }
 }
 
+// Note [Gradients once]
+// A parameter's gradient is judged once, as Role::gradient after backward (observe_gradients).
+// The ops of the AccumulateGrad nodes that write it into .grad (an add_ per parameter when the
+// gradients were zeroed, a clone or nothing otherwise) add nothing to that but their cost, so the
+// thread leaves them unintercepted: the mode key is excluded while such a node runs. What they
+// read was observed as the output of the backward op that made it; a value they overflow shows
+// in the gradient.
+bool accumulates_gradient(const at::RecordFunction& fn) {
+  return std::strcmp(fn.name(), "torch::autograd::AccumulateGrad") == 0;
+}
+
 // Backward nodes and user scopes, from the RecordFunction ranges around them.
 std::unique_ptr<at::ObserverContext> on_range_start(const at::RecordFunction& fn) {
   ThreadState& t = thread_state();
   try {
+    if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION && accumulates_gradient(fn)) {
+      if (t.accumulating++ == 0) {
+        t.excluded_before = c10::impl::tls_is_dispatch_key_excluded(kModeKey);
+        c10::impl::tls_set_dispatch_key_excluded(kModeKey, true);
+      }
+      return nullptr;
+    }
     if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION) {
       detail::AttachState* s = g_state.load(std::memory_order_acquire);
       // A node of a view (Note [Views pass through]) has no module: it takes the module of the
@@ -717,6 +737,11 @@ std::unique_ptr<at::ObserverContext> on_range_start(const at::RecordFunction& fn
 
 void on_range_end(const at::RecordFunction& fn, at::ObserverContext* /*context*/) {
   ThreadState& t = thread_state();
+  if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION && accumulates_gradient(fn)) {
+    if (t.accumulating > 0 && --t.accumulating == 0)
+      c10::impl::tls_set_dispatch_key_excluded(kModeKey, t.excluded_before);
+    return;
+  }
   auto& ranges = fn.scope() == at::RecordScope::BACKWARD_FUNCTION ? t.nodes : t.scopes;
   if (!ranges.empty()) ranges.pop_back();
 }

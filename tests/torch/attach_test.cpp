@@ -159,6 +159,7 @@ struct DiagnoseRun {
   tfdebug::torch::Attachment::Counters counters;
   std::set<std::string> backward_modules;
   std::set<std::string> ops;
+  std::set<std::string> backward_ops;
   std::map<Phase, std::int64_t> per_phase;
 
   explicit DiagnoseRun(bool nested_ops, bool optimizer_ops = false) {
@@ -172,6 +173,7 @@ struct DiagnoseRun {
       ++per_phase[r.phase];
       ops.insert(r.op);
       if (r.phase == Phase::backward) backward_modules.insert(r.module);
+      if (r.phase == Phase::backward) backward_ops.insert(r.op);
       EXPECT_EQ(r.nonfinite, 0) << r.op << " in " << r.module;
       EXPECT_FALSE(r.inputs_finite.has_value())
           << "only non-finite outputs say whether their inputs were finite";
@@ -220,8 +222,11 @@ TEST_F(AttachTest, DiagnoseSeesTheOpsTheCallerCalledInEveryPhase) {
   EXPECT_TRUE(optimizer.ops.count("aten::addcdiv_"));
   EXPECT_FALSE(outer.ops.count("aten::addcdiv_"));
   EXPECT_GT(optimizer.counters.ops, outer.counters.ops + 2 * 8 * 38 - 1);
-  // zero_grad's zero_ is never intercepted (its output is zeros; Note [Views pass through]).
+  // zero_grad's zero_ is never intercepted (its output is zeros; Note [Views pass through]),
+  // nor AccumulateGrad's add_ into the zeroed .grad (Note [Gradients once]): 38 of each a step.
   EXPECT_FALSE(outer.ops.count("aten::zero_"));
+  EXPECT_FALSE(outer.backward_ops.count("aten::add_"));
+  EXPECT_TRUE(outer.backward_ops.count("aten::mm"));
 }
 
 // y = x W + 0 b: b's gradient is exactly 0, and Adam with eps = 0 divides 0 by 0 in its update.
