@@ -59,10 +59,18 @@ bool contains_word(std::string_view text, std::string_view word) {
 
 }  // namespace
 
-void Ring::push(double value) noexcept {
+void Ring::push(double value) {
+  if (full()) sorted_.erase(std::lower_bound(sorted_.begin(), sorted_.end(), values_[next_]));
+  sorted_.insert(std::upper_bound(sorted_.begin(), sorted_.end(), value), value);
   values_[next_] = value;
   next_ = (next_ + 1) % values_.size();
   size_ = std::min(size_ + 1, values_.size());
+}
+
+double Ring::median() const noexcept {
+  if (sorted_.empty()) return kNaN;
+  const std::size_t mid = sorted_.size() / 2;
+  return sorted_.size() % 2 == 1 ? sorted_[mid] : 0.5 * (sorted_[mid - 1] + sorted_[mid]);
 }
 
 std::vector<double> Ring::values() const {
@@ -484,7 +492,7 @@ void Monitors::end_gradients(std::int64_t step, Emitter& out) {
       ++untracked_;
     }
     const double history_median = history != nullptr && history->size() >= std::size_t(rule.min_history)
-                                      ? median_of(history->values())
+                                      ? history->median()
                                       : kNaN;
     const double to_history = history_median > 0 ? norm / history_median : kNaN;
     const double to_layers = layers_median > 0 ? norm / layers_median : kNaN;
@@ -589,7 +597,7 @@ void Monitors::end_loss(std::int64_t step, std::optional<double> loss, Emitter& 
   loss_recent_.push(value);
   max_loss_ = std::max(max_loss_.value_or(value), value);
   if (!loss_recent_.full()) return;
-  const double recent = median_of(loss_recent_.values());
+  const double recent = loss_recent_.median();
   if (!best_recent_median_ || recent < *best_recent_median_) best_recent_median_ = recent;
   if (*best_recent_median_ > 0 && recent > rule.divergence_factor * *best_recent_median_) {
     Finding f = make_finding("divergence", Severity::warning, step, Phase::forward, "", "loss");

@@ -44,6 +44,26 @@ TEST(Rules, ExplodingGradientsRelativeToHistoryAndLayers) {
   EXPECT_TRUE(with_rule(findings, "vanishing_gradients").empty());
 }
 
+// The history median is over the last history_length norms only: the ring drops the oldest.
+TEST(Rules, GradientHistoryMedianIsOverTheLastNormsOnly) {
+  RunConfig config = testing::quiet_config();
+  config.history_length = 4;
+  config.rules.gradients.min_history = 4;
+  Session session(config);
+  const double norms[] = {5, 1, 9, 3, 7, 2, 1000};
+  for (std::int64_t step = 0; step < 7; ++step) {
+    session.begin_step(step);
+    session.observe(tensor(step, Role::gradient, "l", "l.weight", {float(norms[step])}, {1}));
+    session.end_step(step, std::nullopt);
+  }
+  const auto explode = with_rule(session.findings(), "exploding_gradients");
+  ASSERT_EQ(explode.size(), 1u) << testing::describe(session.findings());
+  EXPECT_EQ(explode[0].step, 6);
+  // {9, 3, 7, 2} (not 5 and 1, which left the ring): (3 + 7) / 2.
+  EXPECT_EQ(explode[0].evidence_value("history_median"), 5.0);
+  EXPECT_EQ(explode[0].evidence_value("ratio_to_history"), 200.0);
+}
+
 TEST(Rules, VanishingGradients) {
   const auto findings = run_gradients(1e-4, 15);
   const auto vanish = with_rule(findings, "vanishing_gradients");
