@@ -66,6 +66,30 @@ void extremes_only(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * state.range(0) * 4);
 }
 
+// What a step marker hands the Session per parameter: its value, its gradient, its update, as a
+// [n / 64, 64] weight (full statistics and the parameter rules; a spectral measurement only on
+// its first sight, before the timed loop).
+void observe_parameter_roles(benchmark::State& state) {
+  const std::vector<float> v = data(state.range(0));
+  const tfdebug::TensorView view(v.data(), tfdebug::DType::f32, {state.range(0) / 64, 64});
+  tfdebug::Session session;
+  std::int64_t step = 0;
+  auto one_step = [&] {
+    session.begin_step(step);
+    session.observe({step, tfdebug::Phase::forward, tfdebug::Role::parameter, "blocks.0.mlp.fc1",
+                     "blocks.0.mlp.fc1.weight", view, std::nullopt});
+    session.observe({step, tfdebug::Phase::backward, tfdebug::Role::gradient, "blocks.0.mlp.fc1",
+                     "blocks.0.mlp.fc1.weight", view, std::nullopt});
+    session.observe({step, tfdebug::Phase::optimizer, tfdebug::Role::update, "blocks.0.mlp.fc1",
+                     "blocks.0.mlp.fc1.weight", view, std::nullopt});
+    session.end_step(step, 1.0);
+    ++step;
+  };
+  one_step();
+  for (auto _ : state) one_step();
+  state.SetBytesProcessed(state.iterations() * state.range(0) * 4 * 3);
+}
+
 // compute_range alone (no zero test): what the light path takes of an output no unit rule reads.
 void range_only(benchmark::State& state) {
   const std::vector<float> v = data(state.range(0));
@@ -133,6 +157,7 @@ void row_summaries_only(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(extremes_only)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
+BENCHMARK(observe_parameter_roles)->Arg(1 << 9)->Arg(1 << 12);
 BENCHMARK(range_only)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
 BENCHMARK(all_finite_only)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
 BENCHMARK(observe_op_output_summary)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
