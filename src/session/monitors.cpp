@@ -119,13 +119,33 @@ Monitors::Monitors(const RunConfig& config)
       loss_recent_(static_cast<std::size_t>(config.rules.loss.divergence_window)) {}
 
 template <class State>
-State* Monitors::track(std::unordered_map<std::string, State>& states, const std::string& key) {
+State* Monitors::track(KeyMap<State>& states, std::string_view key) {
   if (const auto it = states.find(key); it != states.end()) return &it->second;
   if (states.size() >= static_cast<std::size_t>(config_.max_tracked)) {
     ++untracked_;
     return nullptr;
   }
-  return &states.try_emplace(key).first->second;
+  return &states.try_emplace(std::string(key)).first->second;
+}
+
+std::string_view Monitors::key(std::string_view module, std::string_view op) {
+  const auto address = reinterpret_cast<std::uintptr_t>(module.data()) ^
+                       (reinterpret_cast<std::uintptr_t>(op.data()) * 0x9E3779B97F4A7C15ULL);
+  RecentKey& recent = recent_keys_[(address * 0x9E3779B97F4A7C15ULL) >> (64 - 9)];
+  if (recent.module == module.data() && recent.op == op.data() && recent.key != nullptr) {
+    const std::string& key = *recent.key;
+    if (key.size() == module.size() + 1 + op.size() && key.compare(0, module.size(), module) == 0 &&
+        key.compare(module.size() + 1, op.size(), op) == 0)
+      return key;
+  }
+  scratch_key_ = make_key(module, op);
+  auto it = keys_.find(scratch_key_);
+  if (it == keys_.end()) {
+    if (keys_.size() >= 4 * static_cast<std::size_t>(config_.max_tracked)) return scratch_key_;
+    it = keys_.emplace(scratch_key_, 0).first;
+  }
+  recent = RecentKey{module.data(), op.data(), &it->first};
+  return it->first;
 }
 
 bool Monitors::wants_unit_activity(const Observation& o) const {
@@ -156,8 +176,9 @@ std::optional<std::vector<double>> Monitors::spectral_due(const Observation& o) 
       v.numel() > rule.max_elements || v.shape(0) < 2 ||
       v.numel() / std::max<std::int64_t>(v.shape(0), 1) < 2)
     return std::nullopt;
-  const bool known = spectral_.count(make_key(o.module, o.op)) > 0;
-  SpectralState* state = track(spectral_, make_key(o.module, o.op));
+  const std::string_view k = key(o.module, o.op);
+  const bool known = spectral_.find(k) != spectral_.end();
+  SpectralState* state = track(spectral_, k);
   if (state == nullptr) return std::nullopt;
   if (known && o.step - state->last_step < rule.every) return std::nullopt;
   state->last_step = o.step;
@@ -172,19 +193,24 @@ void Monitors::observe(const Observation& o, const Measurements& m, Emitter& out
   if (m.spectral) check_spectral(o, *m.spectral, out);
   if (m.stats.nonfinite() > 0) return;  // the norms below need finite values
   if (o.role == Role::gradient && config_.rules.gradients.enabled) {
-    const std::string layer = layer_of(o);
-    if (step_layer_sq_.count(layer) > 0 || step_layer_sq_.size() < std::size_t(config_.max_tracked))
-      step_layer_sq_[layer] += m.stats.l2 * m.stats.l2;
-    else
-      ++untracked_;
+    // The layer: its module, or its name up to the last '.' (layer_of, without a copy).
+    const std::size_t dot = o.op.rfind('.');
+    const std::string_view layer =
+        !o.module.empty() ? o.module : dot == std::string_view::npos ? o.op : o.op.substr(0, dot);
+    if (LayerStep* entry = track(step_layer_sq_, layer)) {
+      entry->sq = (entry->seen ? entry->sq : 0.0) + m.stats.l2 * m.stats.l2;
+      entry->seen = true;
+    }
   }
   // Weight matrices only: biases and norm scales start at 0 or 1, so their first updates are
   // large relative to them by construction.
   if ((o.role == Role::parameter || o.role == Role::update) && config_.rules.update_ratio.enabled &&
       o.value.rank() >= 2) {
-    if (UpdatePair* pair = track(step_updates_, make_key(o.module, o.op))) {
-      pair->module = o.module;
-      pair->op = o.op;
+    if (UpdatePair* pair = track(step_updates_, key(o.module, o.op))) {
+      if (pair->op.empty()) {
+        pair->module = o.module;
+        pair->op = o.op;
+      }
       (o.role == Role::parameter ? pair->weight : pair->update) = m.stats.l2;
     }
   }
@@ -403,8 +429,9 @@ void Monitors::check_weight_scale(const Observation& o, const Stats& s, Emitter&
   const std::int64_t fan_in_elements = v.numel() / v.shape(0);  // exact: shape(0) divides numel
   const auto fan_in = static_cast<double>(fan_in_elements);
   const double scale = s.std * std::sqrt(fan_in);
-  const bool known = scales_.count(make_key(o.module, o.op)) > 0;
-  ScaleState* state = track(scales_, make_key(o.module, o.op));
+  const std::string_view k = key(o.module, o.op);
+  const bool known = scales_.find(k) != scales_.end();
+  ScaleState* state = track(scales_, k);
   if (state == nullptr) return;
   const WeightScaleRule& rule = config_.rules.weight_scale;
   if (!known) {
@@ -441,7 +468,7 @@ void Monitors::check_weight_scale(const Observation& o, const Stats& s, Emitter&
 }
 
 void Monitors::check_spectral(const Observation& o, const SpectralEstimate& e, Emitter& out) {
-  SpectralState* state = track(spectral_, make_key(o.module, o.op));
+  SpectralState* state = track(spectral_, key(o.module, o.op));
   if (state == nullptr) return;
   state->vector = e.right_vector;
   if (state->first_norm == 0) state->first_norm = e.spectral_norm;
@@ -472,17 +499,21 @@ void Monitors::check_spectral(const Observation& o, const SpectralEstimate& e, E
 
 void Monitors::end_gradients(std::int64_t step, Emitter& out) {
   const GradientRule& rule = config_.rules.gradients;
+  // This step's layers, by name: findings of one step come out in a stable order.
+  std::vector<std::pair<const std::string*, double>> layers;
+  layers.reserve(step_layer_sq_.size());
   std::vector<double> norms;
   norms.reserve(step_layer_sq_.size());
-  for (const auto& [layer, sq] : step_layer_sq_) norms.push_back(std::sqrt(sq));
+  for (auto& [layer, entry] : step_layer_sq_) {
+    if (!entry.seen) continue;
+    layers.emplace_back(&layer, std::sqrt(entry.sq));
+    norms.push_back(layers.back().second);
+    entry.seen = false;
+  }
   const double layers_median = norms.size() >= std::size_t(rule.min_layers) ? median_of(norms) : kNaN;
-  // Sorted layer names: findings of one step come out in a stable order.
-  std::vector<std::string> layers;
-  layers.reserve(step_layer_sq_.size());
-  for (const auto& entry : step_layer_sq_) layers.push_back(entry.first);
-  std::sort(layers.begin(), layers.end());
-  for (const std::string& layer : layers) {
-    const double norm = std::sqrt(step_layer_sq_[layer]);
+  std::sort(layers.begin(), layers.end(), [](const auto& a, const auto& b) { return *a.first < *b.first; });
+  for (const auto& [layer_key, norm] : layers) {
+    const std::string& layer = *layer_key;
     Ring* history = nullptr;
     if (const auto it = layer_history_.find(layer); it != layer_history_.end()) {
       history = &it->second;
@@ -523,7 +554,6 @@ void Monitors::end_gradients(std::int64_t step, Emitter& out) {
     }
     if (history != nullptr && std::isfinite(norm)) history->push(norm);
   }
-  step_layer_sq_.clear();
 }
 
 void Monitors::end_update_ratio(std::int64_t step, Emitter& out) {
@@ -550,7 +580,6 @@ void Monitors::end_update_ratio(std::int64_t step, Emitter& out) {
     f.evidence = {{"ratio", ratio}, {"update_norm", *pair->update}, {"weight_norm", *pair->weight}};
     out.emit(std::move(f));
   }
-  step_updates_.clear();
 }
 
 void Monitors::end_loss(std::int64_t step, std::optional<double> loss, Emitter& out) {
@@ -616,8 +645,12 @@ void Monitors::end_step(std::int64_t step, std::optional<double> loss, Emitter& 
   end_nonfinite(step, out);
   if (config_.rules.gradients.enabled) end_gradients(step, out);
   if (config_.rules.update_ratio.enabled) end_update_ratio(step, out);
-  step_layer_sq_.clear();
-  step_updates_.clear();
+  // The next step starts empty; the entries stay, so that it allocates nothing.
+  for (auto& entry : step_layer_sq_) entry.second.seen = false;
+  for (auto& entry : step_updates_) {
+    entry.second.weight.reset();
+    entry.second.update.reset();
+  }
   end_loss(step, loss, out);
 }
 

@@ -64,6 +64,15 @@ class Emitter {
 };
 
 std::string make_key(std::string_view module, std::string_view op);
+
+// Hash and equality that take a std::string_view too: look-ups by a producer's string without
+// building a std::string.
+struct KeyHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view key) const noexcept { return std::hash<std::string_view>()(key); }
+};
+template <class State>
+using KeyMap = std::unordered_map<std::string, State, KeyHash, std::equal_to<>>;
 // The layer a parameter belongs to: its module, or its name up to the last '.'.
 std::string layer_of(const Observation& o);
 
@@ -86,7 +95,19 @@ class Monitors {
 
  private:
   template <class State>
-  State* track(std::unordered_map<std::string, State>& states, const std::string& key);
+  State* track(KeyMap<State>& states, std::string_view key);
+  // make_key(module, op) of a parameter, built once: producers pass the same stable strings
+  // every step (a direct-mapped cache by their addresses, checked against the key). Valid until
+  // the next call.
+  std::string_view key(std::string_view module, std::string_view op);
+  struct RecentKey {
+    const char* module = nullptr;
+    const char* op = nullptr;
+    const std::string* key = nullptr;  // keys_'s element: never moves, never erased
+  };
+  std::array<RecentKey, 512> recent_keys_{};
+  KeyMap<char> keys_;
+  std::string scratch_key_;  // beyond max_tracked keys
 
   void check_nonfinite(const Observation& o, const Stats& s, Emitter& out);
   void check_headroom(const Observation& o, const Stats& s, Emitter& out);
@@ -115,16 +136,21 @@ class Monitors {
   std::int64_t step_propagators_ = 0;
   bool nonfinite_reported_ = false;
 
-  // gradients: per-layer sum of squared parameter-gradient norms this step, and histories
-  std::unordered_map<std::string, double> step_layer_sq_;
-  std::unordered_map<std::string, Ring> layer_history_;
+  // gradients: per-layer sum of squared parameter-gradient norms this step (the entries stay from
+  // step to step, so that a step allocates nothing), and histories
+  struct LayerStep {
+    double sq = 0;
+    bool seen = false;  // a gradient of the layer arrived this step
+  };
+  KeyMap<LayerStep> step_layer_sq_;
+  KeyMap<Ring> layer_history_;
 
-  // update ratio: this step's norms per parameter key
+  // update ratio: this step's norms per parameter key (entries stay; the norms reset each step)
   struct UpdatePair {
     std::string module, op;
     std::optional<double> weight, update;
   };
-  std::unordered_map<std::string, UpdatePair> step_updates_;
+  KeyMap<UpdatePair> step_updates_;
 
   // dead units
   struct UnitState {
@@ -132,7 +158,7 @@ class Monitors {
     std::int64_t last_evaluated = -1;
     std::vector<std::int64_t> last_active;  // per unit, -1: never
   };
-  std::unordered_map<std::string, UnitState> units_;
+  KeyMap<UnitState> units_;
   // Producers pass the same stable module and op strings every step: a direct-mapped cache by
   // their addresses, checked against the stored key, skips building and hashing the key.
   struct RecentUnits {
@@ -149,7 +175,7 @@ class Monitors {
     double first_scale = 0;
     std::int64_t first_step = 0;
   };
-  std::unordered_map<std::string, ScaleState> scales_;
+  KeyMap<ScaleState> scales_;
 
   // spectral
   struct SpectralState {
@@ -158,7 +184,7 @@ class Monitors {
     std::vector<double> vector;
     std::optional<SpectralMeasurement> latest;
   };
-  std::unordered_map<std::string, SpectralState> spectral_;
+  KeyMap<SpectralState> spectral_;
 
   // loss
   Ring loss_window_;
