@@ -6,8 +6,8 @@
 // turned into integers that order like the values, so no lane converts). Six to nine simple
 // operations per vector against the stats kernel's classification counts and moments: several
 // times its speed. compute_range leaves out the zero test (RangeImpl: min, max and a NaN
-// mask), all_finite the range too (NonfiniteImpl: one operation per vector). Highway dispatches to the best SIMD target, as for the stats
-// kernel.
+// mask), all_finite the range too (NonfiniteImpl: one operation per vector). Highway
+// dispatches to the best SIMD target, as for the stats kernel.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "extremes_kernel.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -91,7 +91,8 @@ HWY_INLINE void FloatImpl(const TF* HWY_RESTRICT data, std::int64_t n, TU abs_ma
 // chained through its write mask would wait for the last one). Returns whether a value was NaN
 // or Inf; lo/hi are meaningful only when none was.
 template <typename TF>
-HWY_INLINE bool RangeImpl(const TF* HWY_RESTRICT data, std::int64_t n, TF* HWY_RESTRICT lo, TF* HWY_RESTRICT hi) {
+HWY_INLINE bool RangeImpl(const TF* HWY_RESTRICT data, std::int64_t n, TF* HWY_RESTRICT lo,
+                          TF* HWY_RESTRICT hi) {
   const hn::ScalableTag<TF> df;
   const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
   auto nan0 = hn::FirstN(df, 0), nan1 = nan0, nan2 = nan0, nan3 = nan0;
@@ -149,7 +150,8 @@ HWY_INLINE bool NonfiniteImpl(const TF* HWY_RESTRICT data, std::int64_t n) {
   for (; i + lanes <= n; i += lanes) acc0 = hn::MulAdd(hn::LoadU(df, data + i), zero, acc0);
   const auto acc = hn::Add(hn::Add(acc0, acc1), hn::Add(acc2, acc3));
   bool nonfinite = !hn::AllTrue(df, hn::Eq(acc, zero));  // NaN compares unequal
-  for (; i < n; ++i) {  // views may be misaligned: copy each value out
+  // Views may be misaligned: copy each value out.
+  for (; i < n; ++i) {
     TF x;
     std::memcpy(&x, data + i, sizeof(TF));
     nonfinite = nonfinite || !std::isfinite(x);

@@ -195,8 +195,9 @@ void Monitors::observe(const Observation& o, const Measurements& m, Emitter& out
   if (o.role == Role::gradient && config_.rules.gradients.enabled) {
     // The layer: its module, or its name up to the last '.' (layer_of, without a copy).
     const std::size_t dot = o.op.rfind('.');
-    const std::string_view layer =
-        !o.module.empty() ? o.module : dot == std::string_view::npos ? o.op : o.op.substr(0, dot);
+    const std::string_view layer = !o.module.empty()               ? o.module
+                                   : dot == std::string_view::npos ? o.op
+                                                                   : o.op.substr(0, dot);
     if (LayerStep* entry = track(step_layer_sq_, layer)) {
       entry->sq = (entry->seen ? entry->sq : 0.0) + m.stats.l2 * m.stats.l2;
       entry->seen = true;
@@ -243,7 +244,8 @@ void Monitors::check_nonfinite(const Observation& o, const Stats& s, Emitter& ou
   if (s.neg_inf > 0) kinds += (kinds.empty() ? "" : ", ") + std::to_string(s.neg_inf) + " -Inf";
   if (o.role == Role::update) {
     f.message = "the optimizer's update of " + std::string(o.op) + " holds " + kinds + " of " +
-                std::to_string(s.count) + " values from a finite parameter and gradient" + at_step(o.phase, o.step);
+                std::to_string(s.count) + " values from a finite parameter and gradient" +
+                at_step(o.phase, o.step);
     f.suggestion =
         "the optimizer's own arithmetic made it: check its settings (an eps of 0 divides by a zero "
         "second moment, a learning rate or weight decay large enough to overflow) and its state";
@@ -522,9 +524,8 @@ void Monitors::end_gradients(std::int64_t step, Emitter& out) {
     } else {
       ++untracked_;
     }
-    const double history_median = history != nullptr && history->size() >= std::size_t(rule.min_history)
-                                      ? history->median()
-                                      : kNaN;
+    const double history_median =
+        history != nullptr && history->size() >= std::size_t(rule.min_history) ? history->median() : kNaN;
     const double to_history = history_median > 0 ? norm / history_median : kNaN;
     const double to_layers = layers_median > 0 ? norm / layers_median : kNaN;
     const bool explode = to_history > rule.explode_ratio || to_layers > rule.explode_vs_layers;

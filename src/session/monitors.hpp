@@ -22,7 +22,9 @@ namespace tfdebug::detail {
 // A fixed-capacity ring of doubles (oldest values fall out).
 class Ring {
  public:
-  explicit Ring(std::size_t capacity) : values_(capacity == 0 ? 1 : capacity) { sorted_.reserve(values_.size()); }
+  explicit Ring(std::size_t capacity) : values_(capacity == 0 ? 1 : capacity) {
+    sorted_.reserve(values_.size());
+  }
   void push(double value);  // not NaN
   std::size_t size() const noexcept { return size_; }
   bool full() const noexcept { return size_ == values_.size(); }
