@@ -1,6 +1,7 @@
 // Attach tfdebug to a LibTorch training loop with no change to the model: a dispatcher fallback
-// sees every aten op that the thread calling step_begin runs in the forward, the backward (also
-// on the autograd engine's threads) and the optimizer step, and hands what it sees to an
+// sees every aten op that the thread calling step_begin runs in the forward and the backward
+// (also on the autograd engine's threads; the optimizer step's too with
+// AttachOptions::optimizer_ops), and hands what it sees to an
 // ObservationSink (a tfdebug::Session, or any other sink). How, and why not RecordFunction:
 // Note [Interception] in src/torch/attach.cpp and docs/live-debugging.md.
 //
