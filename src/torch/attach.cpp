@@ -61,13 +61,13 @@
 //
 // Note [Optimizer]
 // An optimizer's step is hundreds of small elementwise ops (Adam: 8 per parameter, 304 a step on
-// the demo model, against 151 forward and backward ops), and interception costs
-// each op the same fixed price whatever its size. What they compute is judged per parameter
-// instead: the update (new - old, at step_end) with whether the parameter (step_begin) and its
-// gradient (after backward) were finite, so that an update that went non-finite from finite
-// inputs is the optimizer's own doing (Monitors::check_nonfinite). So at the first optimizer op
-// (which observes the gradients) the thread stops intercepting until the next step_begin,
-// unless AttachOptions::optimizer_ops asks for the ops.
+// the demo model, against 151 forward and backward ops), and interception costs each op the
+// same fixed price whatever its size. What they compute is judged per parameter instead: the update (new -
+// old, at step_end) with whether the parameter (step_begin) and its gradient (after backward) were finite, so
+// that an update that went non-finite from finite inputs is the optimizer's own doing
+// (Monitors::check_nonfinite). So at the first optimizer op (which observes the gradients) the thread stops
+// intercepting until the next step_begin, unless AttachOptions::optimizer_ops asks for the ops. Ops between
+// backward and the optimizer that run without grad mode (gradient clipping) count as the optimizer's.
 //
 // Note [Module of an op]
 // Forward: the module of a parameter the op reads (its storage is one of the module's
@@ -264,7 +264,7 @@ struct ThreadState {
   std::vector<std::uint32_t> scopes;       // tfdebug::torch::Scope and USER_SCOPE paths
   std::vector<std::uint32_t> nodes;        // modules of the backward nodes running
   int accumulating = 0;                    // AccumulateGrad nodes running (Note [Gradients once])
-  bool excluded_before = false;            // whether the mode key was excluded before the first
+  bool excluded_before = false;            // the mode key's exclusion before the outermost one
   std::array<SeenTensor, kSeen> seen;
   std::size_t seen_next = 0;
   std::unordered_map<const c10::FunctionSchema*, OpInfo> ops;
