@@ -25,6 +25,19 @@ namespace tfdebug::detail {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// The smallest lane of four vectors into *low, the largest of four others into *high (each
+// starting from what it holds).
+template <class D, class V, typename T>
+HWY_INLINE void ReduceMinMax(D d, V min0, V min1, V min2, V min3, V max0, V max1, V max2, V max3, T* low,
+                             T* high) {
+  const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(d));
+  HWY_ALIGN T values[hn::MaxLanes(d)];
+  hn::Store(hn::Min(hn::Min(min0, min1), hn::Min(min2, min3)), d, values);
+  for (std::int64_t l = 0; l < lanes; ++l) *low = std::min(*low, values[l]);
+  hn::Store(hn::Max(hn::Max(max0, max1), hn::Max(max2, max3)), d, values);
+  for (std::int64_t l = 0; l < lanes; ++l) *high = std::max(*high, values[l]);
+}
+
 // Float lanes (f32, f64). out: [largest |bits|, smallest |bits|]; lo/hi: the smallest and largest
 // value (meaningful only when no lane was NaN).
 template <typename TF, typename TU>
@@ -55,20 +68,12 @@ HWY_INLINE void FloatImpl(const TF* HWY_RESTRICT data, std::int64_t n, TU abs_ma
     step(hn::LoadU(df, data + i + 3 * lanes), amax3, amin3, vmin3, vmax3);
   }
   for (; i + lanes <= n; i += lanes) step(hn::LoadU(df, data + i), amax0, amin0, vmin0, vmax0);
-  HWY_ALIGN TU bits[hn::MaxLanes(du)];
-  HWY_ALIGN TF values[hn::MaxLanes(df)];
   TU largest = 0;
   TU smallest = abs_mask;
-  hn::Store(hn::Max(hn::Max(amax0, amax1), hn::Max(amax2, amax3)), du, bits);
-  for (std::int64_t l = 0; l < lanes; ++l) largest = std::max(largest, bits[l]);
-  hn::Store(hn::Min(hn::Min(amin0, amin1), hn::Min(amin2, amin3)), du, bits);
-  for (std::int64_t l = 0; l < lanes; ++l) smallest = std::min(smallest, bits[l]);
+  ReduceMinMax(du, amin0, amin1, amin2, amin3, amax0, amax1, amax2, amax3, &smallest, &largest);
   TF low = std::numeric_limits<TF>::infinity();
   TF high = -low;
-  hn::Store(hn::Min(hn::Min(vmin0, vmin1), hn::Min(vmin2, vmin3)), df, values);
-  for (std::int64_t l = 0; l < lanes; ++l) low = std::min(low, values[l]);
-  hn::Store(hn::Max(hn::Max(vmax0, vmax1), hn::Max(vmax2, vmax3)), df, values);
-  for (std::int64_t l = 0; l < lanes; ++l) high = std::max(high, values[l]);
+  ReduceMinMax(df, vmin0, vmin1, vmin2, vmin3, vmax0, vmax1, vmax2, vmax3, &low, &high);
   for (; i < n; ++i) {  // views may be misaligned: copy each value out
     TU b;
     TF x;
@@ -112,13 +117,9 @@ HWY_INLINE bool RangeImpl(const TF* HWY_RESTRICT data, std::int64_t n, TF* HWY_R
   }
   for (; i + lanes <= n; i += lanes) step(hn::LoadU(df, data + i), nan0, vmin0, vmax0);
   bool nan = !hn::AllFalse(df, hn::Or(hn::Or(nan0, nan1), hn::Or(nan2, nan3)));
-  HWY_ALIGN TF values[hn::MaxLanes(df)];
   TF low = std::numeric_limits<TF>::infinity();
   TF high = -low;
-  hn::Store(hn::Min(hn::Min(vmin0, vmin1), hn::Min(vmin2, vmin3)), df, values);
-  for (std::int64_t l = 0; l < lanes; ++l) low = std::min(low, values[l]);
-  hn::Store(hn::Max(hn::Max(vmax0, vmax1), hn::Max(vmax2, vmax3)), df, values);
-  for (std::int64_t l = 0; l < lanes; ++l) high = std::max(high, values[l]);
+  ReduceMinMax(df, vmin0, vmin1, vmin2, vmin3, vmax0, vmax1, vmax2, vmax3, &low, &high);
   for (; i < n; ++i) {  // views may be misaligned: copy each value out
     TF x;
     std::memcpy(&x, data + i, sizeof(TF));

@@ -57,6 +57,20 @@ bool contains_word(std::string_view text, std::string_view word) {
   return false;
 }
 
+// The slot of a direct-mapped cache of 512 entries (Monitors::key, units_of) for the producer's
+// module and op strings at these addresses.
+std::size_t recent_slot(std::string_view module, std::string_view op) {
+  const auto address = reinterpret_cast<std::uintptr_t>(module.data()) ^
+                       (reinterpret_cast<std::uintptr_t>(op.data()) * 0x9E3779B97F4A7C15ULL);
+  return static_cast<std::size_t>((address * 0x9E3779B97F4A7C15ULL) >> (64 - 9));
+}
+
+// Whether `key` is make_key(module, op).
+bool is_key_of(const std::string& key, std::string_view module, std::string_view op) {
+  return key.size() == module.size() + 1 + op.size() && key.compare(0, module.size(), module) == 0 &&
+         key.compare(module.size() + 1, op.size(), op) == 0;
+}
+
 }  // namespace
 
 void Ring::push(double value) {
@@ -129,15 +143,10 @@ State* Monitors::track(KeyMap<State>& states, std::string_view key) {
 }
 
 std::string_view Monitors::key(std::string_view module, std::string_view op) {
-  const auto address = reinterpret_cast<std::uintptr_t>(module.data()) ^
-                       (reinterpret_cast<std::uintptr_t>(op.data()) * 0x9E3779B97F4A7C15ULL);
-  RecentKey& recent = recent_keys_[(address * 0x9E3779B97F4A7C15ULL) >> (64 - 9)];
-  if (recent.module == module.data() && recent.op == op.data() && recent.key != nullptr) {
-    const std::string& key = *recent.key;
-    if (key.size() == module.size() + 1 + op.size() && key.compare(0, module.size(), module) == 0 &&
-        key.compare(module.size() + 1, op.size(), op) == 0)
-      return key;
-  }
+  RecentKey& recent = recent_keys_[recent_slot(module, op)];
+  if (recent.module == module.data() && recent.op == op.data() && recent.key != nullptr &&
+      is_key_of(*recent.key, module, op))
+    return *recent.key;
   scratch_key_ = make_key(module, op);
   auto it = keys_.find(scratch_key_);
   if (it == keys_.end()) {
@@ -341,15 +350,10 @@ void Monitors::check_headroom(const Observation& o, const Stats& s, Emitter& out
 }
 
 Monitors::UnitState* Monitors::units_of(std::string_view module, std::string_view op) {
-  const auto address = reinterpret_cast<std::uintptr_t>(module.data()) ^
-                       (reinterpret_cast<std::uintptr_t>(op.data()) * 0x9E3779B97F4A7C15ULL);
-  RecentUnits& recent = recent_units_[(address * 0x9E3779B97F4A7C15ULL) >> (64 - 9)];
-  if (recent.module == module.data() && recent.op == op.data() && recent.key != nullptr) {
-    const std::string& key = *recent.key;
-    if (key.size() == module.size() + 1 + op.size() && key.compare(0, module.size(), module) == 0 &&
-        key.compare(module.size() + 1, op.size(), op) == 0)
-      return recent.state;
-  }
+  RecentUnits& recent = recent_units_[recent_slot(module, op)];
+  if (recent.module == module.data() && recent.op == op.data() && recent.key != nullptr &&
+      is_key_of(*recent.key, module, op))
+    return recent.state;
   const std::string key = make_key(module, op);
   UnitState* state = track(units_, key);
   if (state != nullptr) recent = RecentUnits{module.data(), op.data(), &units_.find(key)->first, state};
