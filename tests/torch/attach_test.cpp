@@ -6,6 +6,7 @@
 #include <torch/library.h>
 #include <torch/nn/module.h>
 #include <torch/optim/adam.h>
+#include <torch/optim/sgd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -282,6 +283,37 @@ TEST_F(AttachTest, AnUpdateTheOptimizerMadeNonFiniteIsItsOwnDoing) {
       EXPECT_EQ(update->inputs_finite, true) << "b and its gradient were finite";
     }
   }
+}
+
+// Note [Phase]: gradients accumulated over two micro-batches in one step. The second forward
+// runs after the first backward, with grad mode on: it is forward, and observed. The gradients
+// are read once, after the last backward, when the optimizer starts.
+TEST_F(AttachTest, ASecondMicroBatchIsForwardAndGradientsAreReadOnce) {
+  auto model = std::make_shared<ZeroGradientModel>();
+  ::torch::optim::SGD sgd(model->parameters(), ::torch::optim::SGDOptions(0.1));
+  RecordingSink sink(Tier::diagnose);
+  {
+    auto debug = tfdebug::torch::attach(sink, *model);
+    debug.step_begin(0);
+    sgd.zero_grad();
+    for (int micro = 0; micro < 2; ++micro) model->forward(::torch::ones({2, 4})).sum().backward();
+    sgd.step();
+    debug.step_end(0, 1.0);
+  }
+  int products = 0;
+  int optimizer_outputs = 0;
+  std::vector<double> w_gradient_norms;
+  for (const auto& r : sink.records) {
+    if (r.role == Role::output && (r.op == "aten::matmul" || r.op == "aten::mm") && r.phase == Phase::forward)
+      ++products;
+    if (r.role == Role::output && r.phase == Phase::optimizer) ++optimizer_outputs;
+    if (r.role == Role::gradient && r.op == "w") w_gradient_norms.push_back(r.l2);
+  }
+  EXPECT_EQ(products, 2) << "x w of both micro-batches, in forward";
+  EXPECT_EQ(optimizer_outputs, 0);
+  // d sum(x w) / dw = x^T 1 = 2 per entry and micro-batch: 12 entries of 4.
+  ASSERT_EQ(w_gradient_norms.size(), 1U);
+  EXPECT_DOUBLE_EQ(w_gradient_norms[0], std::sqrt(192.0));
 }
 
 // Ground truth without tfdebug: the first step whose forward takes the log or sqrt of a negative
