@@ -510,11 +510,10 @@ void Monitors::end_gradients(std::int64_t step, Emitter& out) {
   layers.reserve(step_layer_sq_.size());
   std::vector<double> norms;
   norms.reserve(step_layer_sq_.size());
-  for (auto& [layer, entry] : step_layer_sq_) {
+  for (const auto& [layer, entry] : step_layer_sq_) {
     if (!entry.seen) continue;
     layers.emplace_back(&layer, std::sqrt(entry.sq));
     norms.push_back(layers.back().second);
-    entry.seen = false;
   }
   const double layers_median = norms.size() >= std::size_t(rule.min_layers) ? median_of(norms) : kNaN;
   std::sort(layers.begin(), layers.end(), [](const auto& a, const auto& b) { return *a.first < *b.first; });
