@@ -160,11 +160,11 @@ void row_summaries_only(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(extremes_only)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
-BENCHMARK(observe_parameter_roles)->Arg(1 << 9)->Arg(1 << 12);
+BENCHMARK(observe_parameter_roles)->Arg(64)->Arg(1 << 9)->Arg(1 << 12);
 BENCHMARK(range_only)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
 BENCHMARK(all_finite_only)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
 BENCHMARK(observe_op_output_summary)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
-BENCHMARK(stats_only)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
+BENCHMARK(stats_only)->Arg(64)->Arg(1 << 11)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
 BENCHMARK(observe_op_output)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
 BENCHMARK(observe_forward_activation)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
 BENCHMARK(observe_relu_output_summary)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);

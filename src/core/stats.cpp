@@ -140,9 +140,19 @@ Partial chunk_partial(ChunkKernelFn kernel, const void* data, std::int64_t n, DT
   // that deviations x - K of nearby values are exact in the compute type.
   double first[16];
   int first_count = 0;
-  for (std::int64_t i = 0; i < n && first_count < 16; ++i) {
-    const double x = load_as_double(data, dtype, i);
+  auto take = [&](double x) {
     if (std::isfinite(x)) first[first_count++] = x;
+  };
+  // f32 and f64 read directly (a small tensor's whole cost is mostly this driver); the other
+  // types through load_as_double.
+  if (dtype == DType::f32) {
+    const auto* values = static_cast<const float*>(data);
+    for (std::int64_t i = 0; i < n && first_count < 16; ++i) take(static_cast<double>(values[i]));
+  } else if (dtype == DType::f64) {
+    const auto* values = static_cast<const double*>(data);
+    for (std::int64_t i = 0; i < n && first_count < 16; ++i) take(values[i]);
+  } else {
+    for (std::int64_t i = 0; i < n && first_count < 16; ++i) take(load_as_double(data, dtype, i));
   }
   double estimate = 0;
   for (int i = 0; i < first_count; ++i) estimate += first[i] / first_count;  // no overflow
