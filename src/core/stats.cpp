@@ -155,7 +155,13 @@ Partial chunk_partial(ChunkKernelFn kernel, const void* data, std::int64_t n, DT
     for (std::int64_t i = 0; i < n && first_count < 16; ++i) take(load_as_double(data, dtype, i));
   }
   double estimate = 0;
-  for (int i = 0; i < first_count; ++i) estimate += first[i] / first_count;  // no overflow
+  if ((first_count & (first_count - 1)) == 0) {
+    // A power of two (16, usually): multiplying by its reciprocal is exact, as dividing is.
+    const double inverse = 1.0 / first_count;
+    for (int i = 0; i < first_count; ++i) estimate += first[i] * inverse;  // no overflow
+  } else {
+    for (int i = 0; i < first_count; ++i) estimate += first[i] / first_count;
+  }
   params.shift = 0.0;
   for (int i = 0; i < first_count; ++i) {
     if (i == 0 || std::fabs(first[i] - estimate) < std::fabs(params.shift - estimate))

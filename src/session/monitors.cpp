@@ -367,11 +367,12 @@ void Monitors::check_dead_units(const Observation& o, const Measurements& m, Emi
   const std::size_t units = all_active ? std::size_t(m.all_units_active) : m.unit_active.size();
   if (state->last_active.size() != units) {  // first sight (or the layer changed width)
     state->last_active.assign(units, -1);
+    state->all_active = -1;
     state->first_step = o.step;
     state->last_evaluated = -1;
   }
   if (all_active) {
-    std::fill(state->last_active.begin(), state->last_active.end(), o.step);
+    state->all_active = o.step;
   } else {
     for (std::size_t u = 0; u < units; ++u) {
       if (m.unit_active[u] != 0) state->last_active[u] = o.step;
@@ -381,10 +382,11 @@ void Monitors::check_dead_units(const Observation& o, const Measurements& m, Emi
   if (o.step - state->first_step + 1 < rule.window || state->last_evaluated == o.step) return;
   state->last_evaluated = o.step;
   const std::int64_t cutoff = o.step - rule.window + 1;
+  if (state->all_active >= cutoff) return;  // every unit was active within the window
   std::int64_t dead = 0;
   std::int64_t first_dead = -1;
   for (std::size_t u = 0; u < units; ++u) {
-    if (state->last_active[u] < cutoff) {
+    if (std::max(state->last_active[u], state->all_active) < cutoff) {
       if (dead == 0) first_dead = std::int64_t(u);
       ++dead;
     }

@@ -158,7 +158,11 @@ class Monitors {
   struct UnitState {
     std::int64_t first_step = 0;
     std::int64_t last_evaluated = -1;
-    std::vector<std::int64_t> last_active;  // per unit, -1: never
+    std::vector<std::int64_t> last_active;  // per unit, -1: never (see all_active)
+    // The last step at which every unit was active (most outputs, most steps: no ±0 at all),
+    // kept instead of writing it into every unit: a unit's last active step is the later of the
+    // two.
+    std::int64_t all_active = -1;
   };
   KeyMap<UnitState> units_;
   // Producers pass the same stable module and op strings every step: a direct-mapped cache by
