@@ -71,6 +71,10 @@ double saturated_fraction(const Observation& o, detail::SaturationKind kind, con
 // faster. The full statistics still come every flight_recorder_moments_every steps (and after
 // the first error, until the flight recorder is written), so the flight recorder has means and
 // standard deviations of every op on those steps.
+// The values and updates of vectors (biases, norm scales: rank < 2) are light too: the parameter
+// rules that read moments (weight scale, update ratio, spectral norm) take weight matrices only,
+// so what those observations feed is the non-finite check and the flight recorder, as for an op
+// output. Gradients are not: every gradient's norm goes into its layer's.
 //
 // Stats from a one-pass summary of finite values: count, range and abs-max; the moments are NaN
 // (not measured) and the counts of zeros, signs and subnormals 0.
@@ -262,7 +266,9 @@ std::optional<bool> Session::observe(const Observation& observation) {
       options.target = s.config.target_dtype;
     // Note [Light outputs]: most op outputs get the one-pass summary; see
     // RunConfig::flight_recorder_moments_every.
-    const bool light = observation.role == Role::output && !options.target &&
+    const bool vector_value = (observation.role == Role::parameter || observation.role == Role::update) &&
+                              observation.value.rank() < 2;
+    const bool light = (observation.role == Role::output || vector_value) && !options.target &&
                        observation.step % s.config.flight_recorder_moments_every != 0 &&
                        !s.metrics_wanted.load(std::memory_order_relaxed) &&
                        !s.moments_wanted.load(std::memory_order_relaxed);

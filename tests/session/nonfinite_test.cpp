@@ -105,6 +105,45 @@ TEST(Nonfinite, ObserveSaysWhetherEveryValueWasFinite) {
   }
 }
 
+// Note [Light outputs]: between full-statistics steps a bias or norm scale (rank < 2) is
+// summarised like an op output (no rule reads its moments), while a weight matrix keeps its moments
+// (the weight-scale and update-ratio rules read them). A NaN in either is still counted exactly.
+TEST(Nonfinite, VectorParametersAreSummarisedBetweenFullStatisticsSteps) {
+  Session session(testing::quiet_config());
+  const std::vector<float> values = {1, -2, 3, 0.5};
+  const std::vector<float> bad = {1, kNaN, kNaN, 0.5};
+  for (std::int64_t step : {0, 1}) {  // step 0: full statistics (moments_every); 1: light
+    session.begin_step(step);
+    EXPECT_EQ(session.observe(testing::tensor(step, Role::parameter, "fc", "fc.bias", values, {4})), true);
+    EXPECT_EQ(session.observe(testing::tensor(step, Role::parameter, "fc", "fc.weight", values, {2, 2})),
+              true);
+    EXPECT_EQ(
+        session.observe(testing::tensor(step, Role::update, "fc", "fc.bias", step == 1 ? bad : values, {4})),
+        step == 0);
+    session.end_step(step, 1.0);
+  }
+  const auto steps = session.flight_recorder();
+  ASSERT_EQ(steps.size(), 2u);
+  auto find = [](const RecordedStep& recorded, Role role, std::string_view op) {
+    for (const auto& r : recorded.ops)
+      if (r.role == role && r.op == op) return r;
+    ADD_FAILURE() << op << " not recorded";
+    return RecordedOp{};
+  };
+  EXPECT_DOUBLE_EQ(find(steps[0], Role::parameter, "fc.bias").mean, 0.625);
+  EXPECT_DOUBLE_EQ(find(steps[0], Role::parameter, "fc.weight").mean, 0.625);
+  const RecordedOp bias = find(steps[1], Role::parameter, "fc.bias");
+  EXPECT_TRUE(std::isnan(bias.mean)) << "not measured between full-statistics steps";
+  EXPECT_EQ(bias.min, -2);
+  EXPECT_EQ(bias.max, 3);
+  EXPECT_DOUBLE_EQ(find(steps[1], Role::parameter, "fc.weight").mean, 0.625);
+  EXPECT_EQ(find(steps[1], Role::update, "fc.bias").nan, 2);
+  const auto nonfinite = with_rule(session.findings(), "nonfinite");
+  ASSERT_EQ(nonfinite.size(), 1u) << testing::describe(session.findings());
+  EXPECT_EQ(nonfinite[0].op, "fc.bias");
+  EXPECT_EQ(nonfinite[0].evidence_value("nan"), 2);
+}
+
 // An update is the optimizer's output: non-finite from a finite parameter and gradient (the
 // producer says so when it did not observe the optimizer's ops), the optimizer made it.
 TEST(Nonfinite, AnUpdateFromFiniteInputsIsTheOptimizersOwnDoing) {
