@@ -143,14 +143,21 @@ Partial chunk_partial(ChunkKernelFn kernel, const void* data, std::int64_t n, DT
   auto take = [&](double x) {
     if (std::isfinite(x)) first[first_count++] = x;
   };
-  // f32 and f64 read directly (a small tensor's whole cost is mostly this driver); the other
-  // types through load_as_double.
+  // f32 and f64 read directly (a small tensor's whole cost is mostly this driver; views may be
+  // misaligned, so each value is copied out); the other types through load_as_double.
+  const auto* bytes = static_cast<const std::byte*>(data);
   if (dtype == DType::f32) {
-    const auto* values = static_cast<const float*>(data);
-    for (std::int64_t i = 0; i < n && first_count < 16; ++i) take(static_cast<double>(values[i]));
+    for (std::int64_t i = 0; i < n && first_count < 16; ++i) {
+      float x;
+      std::memcpy(&x, bytes + i * std::int64_t(sizeof x), sizeof x);
+      take(static_cast<double>(x));
+    }
   } else if (dtype == DType::f64) {
-    const auto* values = static_cast<const double*>(data);
-    for (std::int64_t i = 0; i < n && first_count < 16; ++i) take(values[i]);
+    for (std::int64_t i = 0; i < n && first_count < 16; ++i) {
+      double x;
+      std::memcpy(&x, bytes + i * std::int64_t(sizeof x), sizeof x);
+      take(x);
+    }
   } else {
     for (std::int64_t i = 0; i < n && first_count < 16; ++i) take(load_as_double(data, dtype, i));
   }
