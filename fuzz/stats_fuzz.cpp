@@ -95,6 +95,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const tfdebug::Extremes range = tfdebug::compute_range(view);
   same(range.nonfinite ? 1.0 : 0.0, r.nonfinite() > 0 ? 1.0 : 0.0, "range nonfinite", "range");
   same(tfdebug::all_finite(view) ? 0.0 : 1.0, r.nonfinite() > 0 ? 1.0 : 0.0, "all_finite", "range");
+  const tfdebug::Extremes norm = tfdebug::compute_range_l2(view);
+  same(norm.nonfinite ? 1.0 : 0.0, r.nonfinite() > 0 ? 1.0 : 0.0, "range_l2 nonfinite", "range_l2");
   if (!e.nonfinite && r.count > 0) {
     same(e.min, r.min, "extremes min", "extremes");
     same(e.max, r.max, "extremes max", "extremes");
@@ -102,6 +104,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     same(range.min, r.min, "range min", "range");
     same(range.max, r.max, "range max", "range");
     same(range.abs_max, r.abs_max, "range abs_max", "range");
+    same(norm.min, r.min, "range_l2 min", "range_l2");
+    same(norm.max, r.max, "range_l2 max", "range_l2");
+    // f32's f64 squares are exact, so the reference's own rounding is what differs; the other
+    // dtypes take the fast full statistics (f32 block partials), against an exact reference.
+    const double l2_tolerance = dtype == tfdebug::DType::f64   ? 1e-9
+                                : dtype == tfdebug::DType::f32 ? 1e-6
+                                                               : 1e-5;
+    close(norm.l2, r.l2, 0.0, l2_tolerance, "range_l2 l2", "range_l2");
   }
   // column_nonzero on the values as a matrix of (flags >> 4) + 1 columns, against the values.
   const std::int64_t cols = (flags >> 4) + 1;

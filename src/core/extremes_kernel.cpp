@@ -6,8 +6,9 @@
 // turned into integers that order like the values, so no lane converts). Six to nine simple
 // operations per vector against the stats kernel's classification counts and moments: several
 // times its speed. compute_range leaves out the zero test (RangeImpl: min, max and a NaN
-// mask), all_finite the range too (NonfiniteImpl: one operation per vector). Highway
-// dispatches to the best SIMD target, as for the stats kernel.
+// mask), compute_range_l2 adds the sum of squares in f64 (RangeSquaresImpl), all_finite the range too
+// (NonfiniteImpl: one operation per vector). Highway dispatches to the best SIMD target, as for the stats
+// kernel.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "extremes_kernel.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -132,6 +133,62 @@ HWY_INLINE bool RangeImpl(const TF* HWY_RESTRICT data, std::int64_t n, TF* HWY_R
   return nan || std::isinf(low) || std::isinf(high);
 }
 
+// compute_range_l2 (f32, f64): RangeImpl's range and NaN mask, and the sum of squares in f64 (f32
+// values widened first, so nothing squares to 0 or Inf that f64 holds). Returns whether a value
+// was NaN or Inf; lo/hi/squares are meaningful only when none was.
+template <typename TF>
+HWY_INLINE bool RangeSquaresImpl(const TF* HWY_RESTRICT data, std::int64_t n, TF* HWY_RESTRICT lo,
+                                 TF* HWY_RESTRICT hi, double* HWY_RESTRICT squares) {
+  const hn::ScalableTag<TF> df;
+  const hn::Repartition<double, decltype(df)> dd;
+  const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
+  auto nan0 = hn::FirstN(df, 0), nan1 = nan0;
+  auto vmin0 = hn::Set(df, std::numeric_limits<TF>::infinity()), vmin1 = vmin0;
+  auto vmax0 = hn::Set(df, -std::numeric_limits<TF>::infinity()), vmax1 = vmax0;
+  auto sq0 = hn::Zero(dd), sq1 = sq0;
+  auto step = [&](auto x, auto& nan, auto& vmin, auto& vmax, auto& sq) {
+    nan = hn::Or(nan, hn::Not(hn::Eq(x, x)));
+    vmin = hn::Min(vmin, x);
+    vmax = hn::Max(vmax, x);
+    if constexpr (sizeof(TF) == 8) {
+      sq = hn::MulAdd(x, x, sq);
+    } else {
+#if HWY_TARGET == HWY_SCALAR
+      const auto w = hn::PromoteTo(dd, x);
+      sq = hn::MulAdd(w, w, sq);
+#else
+      const hn::Half<decltype(df)> dh;
+      const auto low = hn::PromoteTo(dd, hn::LowerHalf(dh, x));
+      const auto high = hn::PromoteTo(dd, hn::UpperHalf(dh, x));
+      sq = hn::MulAdd(high, high, hn::MulAdd(low, low, sq));
+#endif
+    }
+  };
+  std::int64_t i = 0;
+  for (; i + 2 * lanes <= n; i += 2 * lanes) {
+    step(hn::LoadU(df, data + i), nan0, vmin0, vmax0, sq0);
+    step(hn::LoadU(df, data + i + lanes), nan1, vmin1, vmax1, sq1);
+  }
+  for (; i + lanes <= n; i += lanes) step(hn::LoadU(df, data + i), nan0, vmin0, vmax0, sq0);
+  bool nan = !hn::AllFalse(df, hn::Or(nan0, nan1));
+  TF low = std::numeric_limits<TF>::infinity();
+  TF high = -low;
+  ReduceMinMax(df, vmin0, vmin1, vmin0, vmin1, vmax0, vmax1, vmax0, vmax1, &low, &high);
+  double sum = hn::GetLane(hn::SumOfLanes(dd, hn::Add(sq0, sq1)));
+  for (; i < n; ++i) {  // views may be misaligned: copy each value out
+    TF x;
+    std::memcpy(&x, data + i, sizeof(TF));
+    nan = nan || std::isnan(x);
+    low = std::min(low, x);
+    high = std::max(high, x);
+    sum += static_cast<double>(x) * static_cast<double>(x);
+  }
+  *lo = low;
+  *hi = high;
+  *squares = sum;
+  return nan || std::isinf(low) || std::isinf(high);
+}
+
 // all_finite (f32, f64): acc = x * 0 + acc stays exactly 0 for finite x and turns NaN (and stays
 // NaN) at the first NaN or +-Inf: one fused operation per vector. Returns whether a value was
 // NaN or Inf.
@@ -231,6 +288,12 @@ bool Range32(const float* data, std::int64_t n, float* lo, float* hi) {
 bool Range64(const double* data, std::int64_t n, double* lo, double* hi) {
   return RangeImpl(data, n, lo, hi);
 }
+bool RangeSquares32(const float* data, std::int64_t n, float* lo, float* hi, double* squares) {
+  return RangeSquaresImpl(data, n, lo, hi, squares);
+}
+bool RangeSquares64(const double* data, std::int64_t n, double* lo, double* hi, double* squares) {
+  return RangeSquaresImpl(data, n, lo, hi, squares);
+}
 bool Nonfinite32(const float* data, std::int64_t n) {
   return NonfiniteImpl(data, n);
 }
@@ -253,6 +316,8 @@ HWY_EXPORT(Extremes64);
 HWY_EXPORT(Extremes16);
 HWY_EXPORT(Range32);
 HWY_EXPORT(Range64);
+HWY_EXPORT(RangeSquares32);
+HWY_EXPORT(RangeSquares64);
 HWY_EXPORT(Nonfinite32);
 HWY_EXPORT(Nonfinite64);
 }  // namespace detail
@@ -346,6 +411,50 @@ Extremes compute_range(TensorView view) {
   }
   Extremes e = compute_extremes(view);
   e.zero = false;  // not measured
+  return e;
+}
+
+Extremes compute_range_l2(TensorView view) {
+  const std::int64_t n = view.numel();
+  if (n == 0) {
+    Extremes e;
+    e.l2 = 0;
+    return e;
+  }
+  double squares = 0;
+  if (view.is_contiguous() && view.dtype() == DType::f32) {
+    float lo = 0;
+    float hi = 0;
+    const bool nonfinite = HWY_DYNAMIC_DISPATCH(detail::RangeSquares32)(
+        static_cast<const float*>(view.data()), n, &lo, &hi, &squares);
+    Extremes e = finish(n, nonfinite, false, lo, hi);
+    if (!nonfinite) e.l2 = std::sqrt(squares);
+    return e;
+  }
+  if (view.is_contiguous() && view.dtype() == DType::f64) {
+    double lo = 0;
+    double hi = 0;
+    const bool nonfinite = HWY_DYNAMIC_DISPATCH(detail::RangeSquares64)(
+        static_cast<const double*>(view.data()), n, &lo, &hi, &squares);
+    Extremes e = finish(n, nonfinite, false, lo, hi);
+    if (nonfinite) return e;
+    // Squares beyond f64's range (values above ~1e154, or non-zero values below ~1e-146, whose
+    // squares lose bits or vanish): the full statistics' norm, which scales them.
+    const bool in_range = std::isfinite(squares) && (e.abs_max == 0 || squares >= 0x1p-970);
+    e.l2 = in_range ? std::sqrt(squares) : compute_stats(view).l2;
+    return e;
+  }
+  // Strided views and the other dtypes: from the full statistics.
+  const Stats s = compute_stats(view);
+  Extremes e;
+  e.count = s.count;
+  e.nonfinite = s.nonfinite() > 0;
+  if (!e.nonfinite) {
+    e.min = s.min;
+    e.max = s.max;
+    e.abs_max = s.abs_max;
+    e.l2 = s.l2;
+  }
   return e;
 }
 

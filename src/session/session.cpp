@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <exception>
 #include <limits>
@@ -74,7 +75,11 @@ double saturated_fraction(const Observation& o, detail::SaturationKind kind, con
 // The values and updates of vectors (biases, norm scales: rank < 2) are light too: the parameter
 // rules that read moments (weight scale, update ratio, spectral norm) take weight matrices only,
 // so what those observations feed is the non-finite check and the flight recorder, as for an op
-// output. Gradients are not: every gradient's norm goes into its layer's.
+// output. Gradients, and the updates of weight matrices, need their norm besides (the gradient
+// rules sum each layer's, the update-ratio rule divides by the weight's): compute_range_l2 gives
+// the range, NaN/Inf and the L2 norm in one pass, and the rules run on those. Only the values of
+// weight matrices (weight scale: the standard deviation; spectral norm) get the full statistics
+// on every step.
 //
 // Stats from a one-pass summary of finite values: count, range and abs-max; the moments are NaN
 // (not measured) and the counts of zeros, signs and subnormals 0.
@@ -268,16 +273,20 @@ std::optional<bool> Session::observe(const Observation& observation) {
     // RunConfig::flight_recorder_moments_every.
     const bool vector_value = (observation.role == Role::parameter || observation.role == Role::update) &&
                               observation.value.rank() < 2;
-    const bool light = (observation.role == Role::output || vector_value) && !options.target &&
-                       observation.step % s.config.flight_recorder_moments_every != 0 &&
+    const bool light = (observation.role == Role::output || observation.role == Role::gradient ||
+                        observation.role == Role::update || vector_value) &&
+                       !options.target && observation.step % s.config.flight_recorder_moments_every != 0 &&
                        !s.metrics_wanted.load(std::memory_order_relaxed) &&
                        !s.moments_wanted.load(std::memory_order_relaxed);
+    // Gradients and the updates of weight matrices: the rules read their norm (Note [Light outputs]).
+    const bool norm_light = light && (observation.role == Role::gradient ||
+                                      (observation.role == Role::update && observation.value.rank() >= 2));
     const bool wants_units = s.monitors.wants_unit_activity(observation);
     const auto saturation = s.monitors.saturation_kind(observation);
     // Note [Light outputs]: a finite output that no rule reads further (most backward and
     // optimizer outputs) only leaves its summary in the flight recorder.
     // (light: no sink wants per-step metrics or histograms either.)
-    if (light && !wants_units && saturation == detail::SaturationKind::none) {
+    if (light && !norm_light && !wants_units && saturation == detail::SaturationKind::none) {
       const Extremes e = compute_range(observation.value);  // no rule asks whether a value is 0
       if (!e.nonfinite) {
         const Stats summary = summary_stats(observation.value.dtype(), e);
@@ -288,7 +297,16 @@ std::optional<bool> Session::observe(const Observation& observation) {
       }
     }
     bool has_zero = false;
-    if (light) {
+    if (norm_light) {
+      const Extremes e = compute_range_l2(observation.value);
+      if (!e.nonfinite && std::isfinite(e.l2)) {
+        m.stats = summary_stats(observation.value.dtype(), e);
+        m.stats.l2 = e.l2;
+      } else {  // the counts the finding reports, or a norm beyond f64's squares
+        m.stats = compute_stats(observation.value, options);
+        has_zero = m.stats.zero > 0;
+      }
+    } else if (light) {
       const Extremes e = compute_extremes(observation.value);
       if (e.nonfinite) {
         m.stats = compute_stats(observation.value, options);  // the counts the finding reports

@@ -391,12 +391,24 @@ void expect_extremes_agree_with_a_plain_loop() {
         const Extremes range = compute_range(t.view());
         EXPECT_EQ(range.count, n) << where;
         EXPECT_EQ(range.nonfinite, nonfinite) << where;
-        EXPECT_FALSE(range.zero) << where;  // not measured
+        EXPECT_FALSE(range.zero) << where;           // not measured
+        EXPECT_TRUE(std::isnan(range.l2)) << where;  // not measured
+        const Extremes norm = compute_range_l2(t.view());
+        EXPECT_EQ(norm.count, n) << where;
+        EXPECT_EQ(norm.nonfinite, nonfinite) << where;
         if (nonfinite) {
           EXPECT_EQ(e.min, 0) << where;  // not measured
           EXPECT_EQ(range.min, 0) << where;
+          EXPECT_TRUE(std::isnan(norm.l2)) << where;
           continue;
         }
+        double squares = 0;
+        for (std::int64_t i = 0; i < n; ++i) squares += t.view().at({0, i}) * t.view().at({0, i});
+        // f32, f64: f64 squares; f16, bf16: the full statistics' f32 block partials.
+        const double tolerance = dtype == DType::f32 || dtype == DType::f64 ? 1e-12 : 1e-6;
+        EXPECT_NEAR(norm.l2, std::sqrt(squares), tolerance * std::sqrt(squares)) << where;
+        EXPECT_EQ(norm.min, lo) << where;
+        EXPECT_EQ(norm.max, hi) << where;
         EXPECT_EQ(range.min, lo) << where;
         EXPECT_EQ(range.max, hi) << where;
         EXPECT_EQ(range.abs_max, std::max(std::fabs(lo), std::fabs(hi))) << where;
@@ -413,6 +425,20 @@ void expect_extremes_agree_with_a_plain_loop() {
   }
   // Strided views and other dtypes go through compute_stats.
   const Tensor m = encoded({1, -2, 3, 0, 5, 6}, DType::f32, 2, 3);
+  EXPECT_DOUBLE_EQ(compute_range_l2(m.view().transposed(0, 1)).l2, std::sqrt(75.0));
+  EXPECT_EQ(compute_range_l2(m.view()).l2, std::sqrt(75.0));  // 1 + 4 + 9 + 0 + 25 + 36, exact
+  // f32 values whose squares leave f32's range either way: the sum is over f64 squares.
+  auto norm_of = [](std::initializer_list<float> values) {
+    double squares = 0;
+    for (const float x : values) squares += double(x) * double(x);
+    return std::sqrt(squares);
+  };
+  const Tensor wide = encoded({3e20f, 4e20f, 1e-30f}, DType::f32, 1, 3);
+  const double wide_norm = norm_of({3e20f, 4e20f, 1e-30f});
+  EXPECT_NEAR(compute_range_l2(wide.view()).l2, wide_norm, 1e-12 * wide_norm);
+  const Tensor tiny = encoded({3e-30f, 4e-30f}, DType::f32, 1, 2);
+  const double tiny_norm = norm_of({3e-30f, 4e-30f});
+  EXPECT_NEAR(compute_range_l2(tiny.view()).l2, tiny_norm, 1e-12 * tiny_norm);
   const Extremes strided = compute_extremes(m.view().transposed(0, 1));
   EXPECT_EQ(strided.min, -2);
   EXPECT_EQ(strided.max, 6);

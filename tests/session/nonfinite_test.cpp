@@ -106,8 +106,9 @@ TEST(Nonfinite, ObserveSaysWhetherEveryValueWasFinite) {
 }
 
 // Note [Light outputs]: between full-statistics steps a bias or norm scale (rank < 2) is
-// summarised like an op output (no rule reads its moments), while a weight matrix keeps its moments
-// (the weight-scale and update-ratio rules read them). A NaN in either is still counted exactly.
+// summarised like an op output (no rule reads its moments), and so is a gradient (with its norm),
+// while a weight matrix keeps its moments (the weight-scale rule reads them). A NaN in any is
+// still counted exactly.
 TEST(Nonfinite, VectorParametersAreSummarisedBetweenFullStatisticsSteps) {
   Session session(testing::quiet_config());
   const std::vector<float> values = {1, -2, 3, 0.5};
@@ -116,6 +117,8 @@ TEST(Nonfinite, VectorParametersAreSummarisedBetweenFullStatisticsSteps) {
     session.begin_step(step);
     EXPECT_EQ(session.observe(testing::tensor(step, Role::parameter, "fc", "fc.bias", values, {4})), true);
     EXPECT_EQ(session.observe(testing::tensor(step, Role::parameter, "fc", "fc.weight", values, {2, 2})),
+              true);
+    EXPECT_EQ(session.observe(testing::tensor(step, Role::gradient, "fc", "fc.weight", values, {2, 2})),
               true);
     EXPECT_EQ(
         session.observe(testing::tensor(step, Role::update, "fc", "fc.bias", step == 1 ? bad : values, {4})),
@@ -137,6 +140,10 @@ TEST(Nonfinite, VectorParametersAreSummarisedBetweenFullStatisticsSteps) {
   EXPECT_EQ(bias.min, -2);
   EXPECT_EQ(bias.max, 3);
   EXPECT_DOUBLE_EQ(find(steps[1], Role::parameter, "fc.weight").mean, 0.625);
+  // A gradient's moments neither: its rules read its norm, which the one-pass summary has.
+  EXPECT_DOUBLE_EQ(find(steps[0], Role::gradient, "fc.weight").mean, 0.625);
+  EXPECT_TRUE(std::isnan(find(steps[1], Role::gradient, "fc.weight").mean));
+  EXPECT_EQ(find(steps[1], Role::gradient, "fc.weight").max, 3);
   EXPECT_EQ(find(steps[1], Role::update, "fc.bias").nan, 2);
   const auto nonfinite = with_rule(session.findings(), "nonfinite");
   ASSERT_EQ(nonfinite.size(), 1u) << testing::describe(session.findings());

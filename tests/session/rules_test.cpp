@@ -237,32 +237,37 @@ TEST(Rules, DivergenceBySustainedGrowth) {
   EXPECT_GT(divergence[0].step, 20);
 }
 
+// Step 0 takes the full statistics of the updates; step 3 their one-pass summary with the norm
+// (Note [Light outputs]): the same findings.
 TEST(Rules, UpdateRatioOutOfRange) {
-  Session session(testing::quiet_config());
-  const std::vector<float> w = normal(64, 0.0f, 0.1f, 1);
-  std::vector<float> big = w;  // update = the weight itself: ratio 1
-  std::vector<float> small(64, 0.0f);
-  small[0] = 1e-9f;
-  std::vector<float> healthy = w;
-  for (float& x : healthy) x *= 1e-3f;
-  session.begin_step(0);
-  session.observe(tensor(0, Role::parameter, "a", "a.weight", w, {8, 8}));
-  session.observe(tensor(0, Role::update, "a", "a.weight", big, {8, 8}));
-  session.observe(tensor(0, Role::parameter, "b", "b.weight", w, {8, 8}));
-  session.observe(tensor(0, Role::update, "b", "b.weight", small, {8, 8}));
-  session.observe(tensor(0, Role::parameter, "c", "c.weight", w, {8, 8}));
-  session.observe(tensor(0, Role::update, "c", "c.weight", healthy, {8, 8}));
-  // A bias starting at ~0: excluded (rank 1), even with a huge ratio.
-  session.observe(tensor(0, Role::parameter, "c", "c.bias", {1e-6f, 0.0f}, {2}));
-  session.observe(tensor(0, Role::update, "c", "c.bias", {0.1f, 0.1f}, {2}));
-  session.end_step(0, std::nullopt);
-  const auto ratio = with_rule(session.findings(), "update_ratio");
-  ASSERT_EQ(ratio.size(), 2u) << testing::describe(session.findings());
-  EXPECT_EQ(ratio[0].op, "a.weight");
-  EXPECT_NEAR(ratio[0].evidence_value("ratio"), 1.0, 1e-6);
-  EXPECT_EQ(ratio[0].phase, Phase::optimizer);
-  EXPECT_EQ(ratio[1].op, "b.weight");
-  EXPECT_LT(ratio[1].evidence_value("ratio"), 1e-5);
+  for (const std::int64_t step : {0, 3}) {
+    SCOPED_TRACE("step " + std::to_string(step));
+    Session session(testing::quiet_config());
+    const std::vector<float> w = normal(64, 0.0f, 0.1f, 1);
+    std::vector<float> big = w;  // update = the weight itself: ratio 1
+    std::vector<float> small(64, 0.0f);
+    small[0] = 1e-9f;
+    std::vector<float> healthy = w;
+    for (float& x : healthy) x *= 1e-3f;
+    session.begin_step(step);
+    session.observe(tensor(step, Role::parameter, "a", "a.weight", w, {8, 8}));
+    session.observe(tensor(step, Role::update, "a", "a.weight", big, {8, 8}));
+    session.observe(tensor(step, Role::parameter, "b", "b.weight", w, {8, 8}));
+    session.observe(tensor(step, Role::update, "b", "b.weight", small, {8, 8}));
+    session.observe(tensor(step, Role::parameter, "c", "c.weight", w, {8, 8}));
+    session.observe(tensor(step, Role::update, "c", "c.weight", healthy, {8, 8}));
+    // A bias starting at ~0: excluded (rank 1), even with a huge ratio.
+    session.observe(tensor(step, Role::parameter, "c", "c.bias", {1e-6f, 0.0f}, {2}));
+    session.observe(tensor(step, Role::update, "c", "c.bias", {0.1f, 0.1f}, {2}));
+    session.end_step(step, std::nullopt);
+    const auto ratio = with_rule(session.findings(), "update_ratio");
+    ASSERT_EQ(ratio.size(), 2u) << testing::describe(session.findings());
+    EXPECT_EQ(ratio[0].op, "a.weight");
+    EXPECT_NEAR(ratio[0].evidence_value("ratio"), 1.0, 1e-6);
+    EXPECT_EQ(ratio[0].phase, Phase::optimizer);
+    EXPECT_EQ(ratio[1].op, "b.weight");
+    EXPECT_LT(ratio[1].evidence_value("ratio"), 1e-5);
+  }
 }
 
 TEST(Rules, InitScaleAndDrift) {

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -137,11 +138,17 @@ struct Extremes {
   double min = 0;
   double max = 0;
   double abs_max = 0;
+  // The L2 norm of the values: compute_range_l2 only (NaN from the others, and when nonfinite).
+  double l2 = std::numeric_limits<double>::quiet_NaN();
 };
 Extremes compute_extremes(TensorView view);
 // compute_extremes without the zero test (zero is false, not measured): half the operations per
 // vector on contiguous f32 and f64, for summaries that need only the range and NaN/Inf.
 Extremes compute_range(TensorView view);
+// compute_range and the L2 norm (sum of squares in f64) in one pass: the one-pass summary of a
+// gradient or an update, whose rules read only its norm. f64 values whose squares leave f64's
+// range take the full statistics' norm, which scales them.
+Extremes compute_range_l2(TensorView view);
 // compute_extremes(view).nonfinite == false; one operation per vector on contiguous f32 and f64.
 bool all_finite(TensorView view);
 
