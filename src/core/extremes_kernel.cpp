@@ -6,7 +6,7 @@
 // turned into integers that order like the values, so no lane converts). Six to nine simple
 // operations per vector against the stats kernel's classification counts and moments: several
 // times its speed. compute_range leaves out the zero test (RangeImpl: min, max and a NaN
-// mask), compute_range_l2 adds the sum of squares in f64 (RangeSquaresImpl), all_finite the range too
+// mask), compute_range_l2 adds the sum of squares in f64 (RangeImpl<true>), all_finite the range too
 // (NonfiniteImpl: one operation per vector). Highway dispatches to the best SIMD target, as for the stats
 // kernel.
 #undef HWY_TARGET_INCLUDE
@@ -94,65 +94,27 @@ HWY_INLINE void FloatImpl(const TF* HWY_RESTRICT data, std::int64_t n, TU abs_ma
 
 // compute_range (f32, f64): no zero test, so no integer magnitudes: the smallest and largest
 // value (float min/max; +-Inf shows in them) and a mask of NaN lanes (x != x), ORed (a compare
-// chained through its write mask would wait for the last one). Returns whether a value was NaN
-// or Inf; lo/hi are meaningful only when none was.
-template <typename TF>
+// chained through its write mask would wait for the last one). kSquares (compute_range_l2): also
+// the sum of squares in f64 (f32 values widened first, so nothing squares to 0 or Inf that f64
+// holds) into *squares. Returns whether a value was NaN or Inf; lo/hi/squares are meaningful only
+// when none was.
+template <bool kSquares, typename TF>
 HWY_INLINE bool RangeImpl(const TF* HWY_RESTRICT data, std::int64_t n, TF* HWY_RESTRICT lo,
-                          TF* HWY_RESTRICT hi) {
+                          TF* HWY_RESTRICT hi, double* HWY_RESTRICT squares) {
   const hn::ScalableTag<TF> df;
+  const hn::Repartition<double, decltype(df)> dd;
   const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
   auto nan0 = hn::FirstN(df, 0), nan1 = nan0, nan2 = nan0, nan3 = nan0;
   auto vmin0 = hn::Set(df, std::numeric_limits<TF>::infinity()), vmin1 = vmin0, vmin2 = vmin0, vmin3 = vmin0;
   auto vmax0 = hn::Set(df, -std::numeric_limits<TF>::infinity()), vmax1 = vmax0, vmax2 = vmax0, vmax3 = vmax0;
-  auto step = [&](auto x, auto& nan, auto& vmin, auto& vmax) {
-    nan = hn::Or(nan, hn::Not(hn::Eq(x, x)));
-    vmin = hn::Min(vmin, x);
-    vmax = hn::Max(vmax, x);
-  };
-  std::int64_t i = 0;
-  for (; i + 4 * lanes <= n; i += 4 * lanes) {
-    step(hn::LoadU(df, data + i), nan0, vmin0, vmax0);
-    step(hn::LoadU(df, data + i + lanes), nan1, vmin1, vmax1);
-    step(hn::LoadU(df, data + i + 2 * lanes), nan2, vmin2, vmax2);
-    step(hn::LoadU(df, data + i + 3 * lanes), nan3, vmin3, vmax3);
-  }
-  for (; i + lanes <= n; i += lanes) step(hn::LoadU(df, data + i), nan0, vmin0, vmax0);
-  bool nan = !hn::AllFalse(df, hn::Or(hn::Or(nan0, nan1), hn::Or(nan2, nan3)));
-  TF low = std::numeric_limits<TF>::infinity();
-  TF high = -low;
-  ReduceMinMax(df, vmin0, vmin1, vmin2, vmin3, vmax0, vmax1, vmax2, vmax3, &low, &high);
-  for (; i < n; ++i) {  // views may be misaligned: copy each value out
-    TF x;
-    std::memcpy(&x, data + i, sizeof(TF));
-    nan = nan || std::isnan(x);
-    low = std::min(low, x);
-    high = std::max(high, x);
-  }
-  *lo = low;
-  *hi = high;
-  return nan || std::isinf(low) || std::isinf(high);
-}
-
-// compute_range_l2 (f32, f64): RangeImpl's range and NaN mask, and the sum of squares in f64 (f32
-// values widened first, so nothing squares to 0 or Inf that f64 holds). Returns whether a value
-// was NaN or Inf; lo/hi/squares are meaningful only when none was.
-template <typename TF>
-HWY_INLINE bool RangeSquaresImpl(const TF* HWY_RESTRICT data, std::int64_t n, TF* HWY_RESTRICT lo,
-                                 TF* HWY_RESTRICT hi, double* HWY_RESTRICT squares) {
-  const hn::ScalableTag<TF> df;
-  const hn::Repartition<double, decltype(df)> dd;
-  const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
-  auto nan0 = hn::FirstN(df, 0), nan1 = nan0;
-  auto vmin0 = hn::Set(df, std::numeric_limits<TF>::infinity()), vmin1 = vmin0;
-  auto vmax0 = hn::Set(df, -std::numeric_limits<TF>::infinity()), vmax1 = vmax0;
-  auto sq0 = hn::Zero(dd), sq1 = sq0;
+  auto sq0 = hn::Zero(dd), sq1 = sq0, sq2 = sq0, sq3 = sq0;
   auto step = [&](auto x, auto& nan, auto& vmin, auto& vmax, auto& sq) {
     nan = hn::Or(nan, hn::Not(hn::Eq(x, x)));
     vmin = hn::Min(vmin, x);
     vmax = hn::Max(vmax, x);
-    if constexpr (sizeof(TF) == 8) {
+    if constexpr (kSquares && sizeof(TF) == 8) {
       sq = hn::MulAdd(x, x, sq);
-    } else {
+    } else if constexpr (kSquares) {
 #if HWY_TARGET == HWY_SCALAR
       const auto w = hn::PromoteTo(dd, x);
       sq = hn::MulAdd(w, w, sq);
@@ -165,27 +127,31 @@ HWY_INLINE bool RangeSquaresImpl(const TF* HWY_RESTRICT data, std::int64_t n, TF
     }
   };
   std::int64_t i = 0;
-  for (; i + 2 * lanes <= n; i += 2 * lanes) {
+  for (; i + 4 * lanes <= n; i += 4 * lanes) {
     step(hn::LoadU(df, data + i), nan0, vmin0, vmax0, sq0);
     step(hn::LoadU(df, data + i + lanes), nan1, vmin1, vmax1, sq1);
+    step(hn::LoadU(df, data + i + 2 * lanes), nan2, vmin2, vmax2, sq2);
+    step(hn::LoadU(df, data + i + 3 * lanes), nan3, vmin3, vmax3, sq3);
   }
   for (; i + lanes <= n; i += lanes) step(hn::LoadU(df, data + i), nan0, vmin0, vmax0, sq0);
-  bool nan = !hn::AllFalse(df, hn::Or(nan0, nan1));
+  bool nan = !hn::AllFalse(df, hn::Or(hn::Or(nan0, nan1), hn::Or(nan2, nan3)));
   TF low = std::numeric_limits<TF>::infinity();
   TF high = -low;
-  ReduceMinMax(df, vmin0, vmin1, vmin0, vmin1, vmax0, vmax1, vmax0, vmax1, &low, &high);
-  double sum = hn::GetLane(hn::SumOfLanes(dd, hn::Add(sq0, sq1)));
+  ReduceMinMax(df, vmin0, vmin1, vmin2, vmin3, vmax0, vmax1, vmax2, vmax3, &low, &high);
+  double sum = 0;
+  if constexpr (kSquares)
+    sum = hn::GetLane(hn::SumOfLanes(dd, hn::Add(hn::Add(sq0, sq1), hn::Add(sq2, sq3))));
   for (; i < n; ++i) {  // views may be misaligned: copy each value out
     TF x;
     std::memcpy(&x, data + i, sizeof(TF));
     nan = nan || std::isnan(x);
     low = std::min(low, x);
     high = std::max(high, x);
-    sum += static_cast<double>(x) * static_cast<double>(x);
+    if constexpr (kSquares) sum += static_cast<double>(x) * static_cast<double>(x);
   }
   *lo = low;
   *hi = high;
-  *squares = sum;
+  if constexpr (kSquares) *squares = sum;
   return nan || std::isinf(low) || std::isinf(high);
 }
 
@@ -283,16 +249,16 @@ void Extremes16(const std::uint16_t* data, std::int64_t n, std::uint16_t abs_mas
   Bits16Impl(data, n, abs_mask, out);
 }
 bool Range32(const float* data, std::int64_t n, float* lo, float* hi) {
-  return RangeImpl(data, n, lo, hi);
+  return RangeImpl<false>(data, n, lo, hi, nullptr);
 }
 bool Range64(const double* data, std::int64_t n, double* lo, double* hi) {
-  return RangeImpl(data, n, lo, hi);
+  return RangeImpl<false>(data, n, lo, hi, nullptr);
 }
 bool RangeSquares32(const float* data, std::int64_t n, float* lo, float* hi, double* squares) {
-  return RangeSquaresImpl(data, n, lo, hi, squares);
+  return RangeImpl<true>(data, n, lo, hi, squares);
 }
 bool RangeSquares64(const double* data, std::int64_t n, double* lo, double* hi, double* squares) {
-  return RangeSquaresImpl(data, n, lo, hi, squares);
+  return RangeImpl<true>(data, n, lo, hi, squares);
 }
 bool Nonfinite32(const float* data, std::int64_t n) {
   return NonfiniteImpl(data, n);
