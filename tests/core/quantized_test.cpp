@@ -361,65 +361,73 @@ void expect_extremes_agree_with_a_plain_loop() {
     for (const std::int64_t n : {1, 7, 15, 16, 17, 31, 32, 33, 63, 64, 65, 129, 1000, 40000}) {
       std::vector<float> v(static_cast<std::size_t>(n));
       for (auto& x : v) x = normal(rng);
-      for (const int variant : {0, 1, 2, 3, 4, 5}) {
-        std::vector<float> w = v;
-        const std::size_t at = variant % 3 == 0 ? 0 : variant % 3 == 1 ? w.size() / 2 : w.size() - 1;
-        if (variant == 1) w[at] = -0.0f;
-        if (variant == 2) w[at] = 1e-40f;  // subnormal in f32 (0 in f16, bf16 keeps it)
-        if (variant == 3) w[at] = std::numeric_limits<float>::quiet_NaN();
-        if (variant == 4) w[at] = -std::numeric_limits<float>::infinity();
-        if (variant == 5) w[at] = std::numeric_limits<float>::infinity();
-        const Tensor t = encoded(w, dtype, 1, n);
-        const Extremes e = compute_extremes(t.view());
-        bool nonfinite = false;
-        bool zero = false;
-        double lo = std::numeric_limits<double>::infinity();
-        double hi = -lo;
-        for (std::int64_t i = 0; i < n; ++i) {
-          const double x = t.view().at({0, i});
-          nonfinite = nonfinite || !std::isfinite(x);
-          zero = zero || x == 0;
-          lo = std::min(lo, x);
-          hi = std::max(hi, x);
+      // Mixed signs, then all >= 0 and all <= 0 (the f32/f64 kernels decode the range from
+      // integer patterns differently in each case).
+      for (const int signs : {0, 1, -1}) {
+        for (const int variant : {0, 1, 2, 3, 4, 5, 6, 7}) {
+          std::vector<float> w = v;
+          if (signs != 0)
+            for (auto& x : w) x = static_cast<float>(signs) * std::fabs(x);
+          const std::size_t at = variant % 3 == 0 ? 0 : variant % 3 == 1 ? w.size() / 2 : w.size() - 1;
+          if (variant == 1) w[at] = -0.0f;
+          if (variant == 2) w[at] = 1e-40f;  // subnormal in f32 (0 in f16, bf16 keeps it)
+          if (variant == 3) w[at] = std::numeric_limits<float>::quiet_NaN();
+          if (variant == 4) w[at] = -std::numeric_limits<float>::infinity();
+          if (variant == 5) w[at] = std::numeric_limits<float>::infinity();
+          if (variant == 6) w[at] = -std::numeric_limits<float>::quiet_NaN();  // the sign bit set
+          if (variant == 7) w[at] = 0.0f;
+          const Tensor t = encoded(w, dtype, 1, n);
+          const Extremes e = compute_extremes(t.view());
+          bool nonfinite = false;
+          bool zero = false;
+          double lo = std::numeric_limits<double>::infinity();
+          double hi = -lo;
+          for (std::int64_t i = 0; i < n; ++i) {
+            const double x = t.view().at({0, i});
+            nonfinite = nonfinite || !std::isfinite(x);
+            zero = zero || x == 0;
+            lo = std::min(lo, x);
+            hi = std::max(hi, x);
+          }
+          const std::string where = std::string(dtype_name(dtype)) + " n=" + std::to_string(n) + " signs " +
+                                    std::to_string(signs) + " variant " + std::to_string(variant);
+          EXPECT_EQ(e.count, n) << where;
+          EXPECT_EQ(e.nonfinite, nonfinite) << where;
+          EXPECT_EQ(e.zero, zero) << where;
+          EXPECT_EQ(all_finite(t.view()), !nonfinite) << where;
+          const Extremes range = compute_range(t.view());
+          EXPECT_EQ(range.count, n) << where;
+          EXPECT_EQ(range.nonfinite, nonfinite) << where;
+          EXPECT_FALSE(range.zero) << where;           // not measured
+          EXPECT_TRUE(std::isnan(range.l2)) << where;  // not measured
+          const Extremes norm = compute_range_l2(t.view());
+          EXPECT_EQ(norm.count, n) << where;
+          EXPECT_EQ(norm.nonfinite, nonfinite) << where;
+          if (nonfinite) {
+            EXPECT_EQ(e.min, 0) << where;  // not measured
+            EXPECT_EQ(range.min, 0) << where;
+            EXPECT_TRUE(std::isnan(norm.l2)) << where;
+            continue;
+          }
+          double squares = 0;
+          for (std::int64_t i = 0; i < n; ++i) squares += t.view().at({0, i}) * t.view().at({0, i});
+          // f32, f64: f64 squares; f16, bf16: the full statistics' f32 block partials.
+          const double tolerance = dtype == DType::f32 || dtype == DType::f64 ? 1e-12 : 1e-6;
+          EXPECT_NEAR(norm.l2, std::sqrt(squares), tolerance * std::sqrt(squares)) << where;
+          EXPECT_EQ(norm.min, lo) << where;
+          EXPECT_EQ(norm.max, hi) << where;
+          EXPECT_EQ(range.min, lo) << where;
+          EXPECT_EQ(range.max, hi) << where;
+          EXPECT_EQ(range.abs_max, std::max(std::fabs(lo), std::fabs(hi))) << where;
+          EXPECT_EQ(e.min, lo) << where;
+          EXPECT_EQ(e.max, hi) << where;
+          EXPECT_EQ(e.abs_max, std::max(std::fabs(lo), std::fabs(hi))) << where;
+          const Stats s = compute_stats(t.view());  // the same as the full statistics
+          EXPECT_EQ(e.min, s.min) << where;
+          EXPECT_EQ(e.max, s.max) << where;
+          EXPECT_EQ(e.abs_max, s.abs_max) << where;
+          EXPECT_EQ(e.zero, s.zero > 0) << where;
         }
-        const std::string where = std::string(dtype_name(dtype)) + " n=" + std::to_string(n) + " variant " +
-                                  std::to_string(variant);
-        EXPECT_EQ(e.count, n) << where;
-        EXPECT_EQ(e.nonfinite, nonfinite) << where;
-        EXPECT_EQ(e.zero, zero) << where;
-        EXPECT_EQ(all_finite(t.view()), !nonfinite) << where;
-        const Extremes range = compute_range(t.view());
-        EXPECT_EQ(range.count, n) << where;
-        EXPECT_EQ(range.nonfinite, nonfinite) << where;
-        EXPECT_FALSE(range.zero) << where;           // not measured
-        EXPECT_TRUE(std::isnan(range.l2)) << where;  // not measured
-        const Extremes norm = compute_range_l2(t.view());
-        EXPECT_EQ(norm.count, n) << where;
-        EXPECT_EQ(norm.nonfinite, nonfinite) << where;
-        if (nonfinite) {
-          EXPECT_EQ(e.min, 0) << where;  // not measured
-          EXPECT_EQ(range.min, 0) << where;
-          EXPECT_TRUE(std::isnan(norm.l2)) << where;
-          continue;
-        }
-        double squares = 0;
-        for (std::int64_t i = 0; i < n; ++i) squares += t.view().at({0, i}) * t.view().at({0, i});
-        // f32, f64: f64 squares; f16, bf16: the full statistics' f32 block partials.
-        const double tolerance = dtype == DType::f32 || dtype == DType::f64 ? 1e-12 : 1e-6;
-        EXPECT_NEAR(norm.l2, std::sqrt(squares), tolerance * std::sqrt(squares)) << where;
-        EXPECT_EQ(norm.min, lo) << where;
-        EXPECT_EQ(norm.max, hi) << where;
-        EXPECT_EQ(range.min, lo) << where;
-        EXPECT_EQ(range.max, hi) << where;
-        EXPECT_EQ(range.abs_max, std::max(std::fabs(lo), std::fabs(hi))) << where;
-        EXPECT_EQ(e.min, lo) << where;
-        EXPECT_EQ(e.max, hi) << where;
-        EXPECT_EQ(e.abs_max, std::max(std::fabs(lo), std::fabs(hi))) << where;
-        const Stats s = compute_stats(t.view());  // the same as the full statistics
-        EXPECT_EQ(e.min, s.min) << where;
-        EXPECT_EQ(e.max, s.max) << where;
-        EXPECT_EQ(e.abs_max, s.abs_max) << where;
-        EXPECT_EQ(e.zero, s.zero > 0) << where;
       }
     }
   }

@@ -142,7 +142,7 @@ struct Extremes {
   double l2 = std::numeric_limits<double>::quiet_NaN();
 };
 Extremes compute_extremes(TensorView view);
-// compute_extremes without the zero test (zero is false, not measured): half the operations per
+// compute_extremes without the zero test (zero is false, not measured): three integer min/max per
 // vector on contiguous f32 and f64, for summaries that need only the range and NaN/Inf.
 Extremes compute_range(TensorView view);
 // compute_range and the L2 norm (sum of squares in f64) in one pass: the one-pass summary of a
