@@ -76,11 +76,13 @@ HWY_INLINE void BitsImpl(const TF* HWY_RESTRICT data, std::int64_t n, TU* HWY_RE
   const hn::RebindToUnsigned<decltype(df)> du;
   const hn::Repartition<double, decltype(df)> dd;
   const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(df));
-  // Four independent accumulators of each kind, so no chain of min/max bounds the loop.
-  auto smax0 = hn::Set(di, std::numeric_limits<TI>::min()), smax1 = smax0, smax2 = smax0, smax3 = smax0;
-  auto smin0 = hn::Set(di, std::numeric_limits<TI>::max()), smin1 = smin0, smin2 = smin0, smin3 = smin0;
-  auto umax0 = hn::Zero(du), umax1 = umax0, umax2 = umax0, umax3 = umax0;
-  auto umin0 = hn::Set(du, std::numeric_limits<TU>::max()), umin1 = umin0, umin2 = umin0, umin3 = umin0;
+  // Integer min/max take one cycle: two accumulators of each kind keep the loop off their
+  // latency, and all of them fit AVX2's 16 registers with the loaded vectors (four of each
+  // spilled to the stack there). The f64 sums of squares (four-cycle FMAs) take four.
+  auto smax0 = hn::Set(di, std::numeric_limits<TI>::min()), smax1 = smax0;
+  auto smin0 = hn::Set(di, std::numeric_limits<TI>::max()), smin1 = smin0;
+  auto umax0 = hn::Zero(du), umax1 = umax0;
+  auto umin0 = hn::Set(du, std::numeric_limits<TU>::max()), umin1 = umin0;
   auto sq0 = hn::Zero(dd), sq1 = sq0, sq2 = sq0, sq3 = sq0;
   auto step = [&](auto x, auto& smax, auto& smin, auto& umax, auto& umin, auto& sq) {
     InRegister(x);
@@ -108,16 +110,16 @@ HWY_INLINE void BitsImpl(const TF* HWY_RESTRICT data, std::int64_t n, TU* HWY_RE
   for (; i + 4 * lanes <= n; i += 4 * lanes) {
     step(hn::LoadU(df, data + i), smax0, smin0, umax0, umin0, sq0);
     step(hn::LoadU(df, data + i + lanes), smax1, smin1, umax1, umin1, sq1);
-    step(hn::LoadU(df, data + i + 2 * lanes), smax2, smin2, umax2, umin2, sq2);
-    step(hn::LoadU(df, data + i + 3 * lanes), smax3, smin3, umax3, umin3, sq3);
+    step(hn::LoadU(df, data + i + 2 * lanes), smax0, smin0, umax0, umin0, sq2);
+    step(hn::LoadU(df, data + i + 3 * lanes), smax1, smin1, umax1, umin1, sq3);
   }
   for (; i + lanes <= n; i += lanes) step(hn::LoadU(df, data + i), smax0, smin0, umax0, umin0, sq0);
   TI smax = std::numeric_limits<TI>::min();
   TI smin = std::numeric_limits<TI>::max();
-  ReduceMinMax(di, smin0, smin1, smin2, smin3, smax0, smax1, smax2, smax3, &smin, &smax);
+  ReduceMinMax(di, smin0, smin1, smin0, smin1, smax0, smax1, smax0, smax1, &smin, &smax);
   TU umax = 0;
   TU umin = std::numeric_limits<TU>::max();
-  ReduceMinMax(du, umin0, umin1, umin2, umin3, umax0, umax1, umax2, umax3, &umin, &umax);
+  ReduceMinMax(du, umin0, umin1, umin0, umin1, umax0, umax1, umax0, umax1, &umin, &umax);
   double sum = 0;
   if constexpr (kSquares)
     sum = hn::GetLane(hn::SumOfLanes(dd, hn::Add(hn::Add(sq0, sq1), hn::Add(sq2, sq3))));
