@@ -449,8 +449,9 @@ struct Parameter {
   std::uint32_t name = 0;    // interned full name, "blocks.0.attn.q.weight"
   std::uint32_t module = 0;  // interned module path, "blocks.0.attn.q"
   at::Tensor tensor;
-  std::vector<std::byte> before;  // the value at step_begin (track_updates)
-  std::vector<std::byte> update;  // new - old, computed at step_end
+  // The value at step_begin (track_updates); step_end turns it into the update (new - old).
+  std::vector<std::byte> before;
+  bool before_is_value = false;  // false once step_end made it the update
   // What the sink said of its values at step_begin and of its gradient this step (Note
   // [Optimizer]); nullopt when it did not read them or they were not observed.
   std::optional<bool> value_finite;
@@ -950,15 +951,17 @@ void copy_values(const at::Tensor& tensor, std::vector<std::byte>& into) {
   std::memcpy(into.data(), tensor.data_ptr(), into.size());
 }
 
+// before[i] = now[i] - before[i]: the update, in place (a third buffer, cold by step_end, cost
+// as much again to write).
 template <typename T>
-void subtract(const std::byte* now, const std::byte* before, std::byte* out, std::size_t count) {
+void subtract_from(const std::byte* now, std::byte* before, std::size_t count) {
   for (std::size_t i = 0; i < count; ++i) {
     T a;
     T b;
     std::memcpy(&a, now + i * sizeof(T), sizeof(T));
     std::memcpy(&b, before + i * sizeof(T), sizeof(T));
     const T d = a - b;
-    std::memcpy(out + i * sizeof(T), &d, sizeof(T));
+    std::memcpy(before + i * sizeof(T), &d, sizeof(T));
   }
 }
 
@@ -1039,11 +1042,15 @@ void Attachment::step_begin(std::int64_t step) {
   for (auto& p : s.parameters) {
     p.gradient_finite.reset();
     p.value_finite.reset();
+    p.before_is_value = false;
     auto view = view_of(p.tensor);
     if (!view) continue;
     p.value_finite = s.deliver({step, Phase::forward, Role::parameter, paths().path(p.module),
                                 paths().path(p.name), *view, std::nullopt});
-    if (s.options.track_updates && trackable(p.tensor)) copy_values(p.tensor, p.before);
+    if (s.options.track_updates && trackable(p.tensor)) {
+      copy_values(p.tensor, p.before);
+      p.before_is_value = true;
+    }
   }
   s.in_step.store(true);
 }
@@ -1057,20 +1064,20 @@ void Attachment::step_end(std::int64_t step, std::optional<double> loss) {
   if (backward && s.gradients_pending.exchange(false)) s.observe_gradients();
   if (s.options.track_updates && backward) {
     for (auto& p : s.parameters) {
-      if (!trackable(p.tensor) ||
+      if (!trackable(p.tensor) || !p.before_is_value ||
           p.before.size() != std::size_t(p.tensor.numel()) * p.tensor.element_size()) {
         continue;
       }
-      p.update.resize(p.before.size());
+      p.before_is_value = false;
       const auto* now = static_cast<const std::byte*>(p.tensor.data_ptr());
       if (p.tensor.scalar_type() == at::kFloat) {
-        subtract<float>(now, p.before.data(), p.update.data(), std::size_t(p.tensor.numel()));
+        subtract_from<float>(now, p.before.data(), std::size_t(p.tensor.numel()));
       } else {
-        subtract<double>(now, p.before.data(), p.update.data(), std::size_t(p.tensor.numel()));
+        subtract_from<double>(now, p.before.data(), std::size_t(p.tensor.numel()));
       }
       auto shape = p.tensor.sizes();
       if (shape.size() > std::size_t(kMaxRank)) continue;
-      TensorView update(p.update.data(), *dtype_of(p.tensor.scalar_type()),
+      TensorView update(p.before.data(), *dtype_of(p.tensor.scalar_type()),
                         std::span<const std::int64_t>(shape.data(), shape.size()));
       // Note [Optimizer]: the update's inputs, unless the optimizer's own ops were observed.
       std::optional<bool> inputs_finite;

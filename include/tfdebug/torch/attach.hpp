@@ -52,7 +52,8 @@ namespace tfdebug::torch {
 
 struct AttachOptions {
   // Record each floating-point parameter's value at step_begin so that step_end can observe
-  // the update (new - old) with Role::update. Costs one copy of the parameters per step.
+  // the update (new - old) with Role::update. Costs one copy of the parameters per step, in
+  // time and in memory (step_end turns the copy into the update in place).
   bool track_updates = true;
   // In tier watch, observe layer outputs only every this many steps (steps where step % N == 0):
   // intercepting ops costs every op of a step even when nothing is observed, so watch leaves it
