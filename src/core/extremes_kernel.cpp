@@ -25,16 +25,15 @@ namespace tfdebug::detail {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// The smallest lane of four vectors into *low, the largest of four others into *high (each
+// The smallest lane of two vectors into *low, the largest of two others into *high (each
 // starting from what it holds).
 template <class D, class V, typename T>
-HWY_INLINE void ReduceMinMax(D d, V min0, V min1, V min2, V min3, V max0, V max1, V max2, V max3, T* low,
-                             T* high) {
+HWY_INLINE void ReduceMinMax(D d, V min0, V min1, V max0, V max1, T* low, T* high) {
   const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(d));
   HWY_ALIGN T values[hn::MaxLanes(d)];
-  hn::Store(hn::Min(hn::Min(min0, min1), hn::Min(min2, min3)), d, values);
+  hn::Store(hn::Min(min0, min1), d, values);
   for (std::int64_t l = 0; l < lanes; ++l) *low = std::min(*low, values[l]);
-  hn::Store(hn::Max(hn::Max(max0, max1), hn::Max(max2, max3)), d, values);
+  hn::Store(hn::Max(max0, max1), d, values);
   for (std::int64_t l = 0; l < lanes; ++l) *high = std::max(*high, values[l]);
 }
 
@@ -116,10 +115,10 @@ HWY_INLINE void BitsImpl(const TF* HWY_RESTRICT data, std::int64_t n, TU* HWY_RE
   for (; i + lanes <= n; i += lanes) step(hn::LoadU(df, data + i), smax0, smin0, umax0, umin0, sq0);
   TI smax = std::numeric_limits<TI>::min();
   TI smin = std::numeric_limits<TI>::max();
-  ReduceMinMax(di, smin0, smin1, smin0, smin1, smax0, smax1, smax0, smax1, &smin, &smax);
+  ReduceMinMax(di, smin0, smin1, smax0, smax1, &smin, &smax);
   TU umax = 0;
   TU umin = std::numeric_limits<TU>::max();
-  ReduceMinMax(du, umin0, umin1, umin0, umin1, umax0, umax1, umax0, umax1, &umin, &umax);
+  ReduceMinMax(du, umin0, umin1, umax0, umax1, &umin, &umax);
   double sum = 0;
   if constexpr (kSquares)
     sum = hn::GetLane(hn::SumOfLanes(dd, hn::Add(hn::Add(sq0, sq1), hn::Add(sq2, sq3))));
