@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# Installs every Debian package trustformers-debug needs to build, test and benchmark.
+# Installs every Debian package trustformers-debug needs to build, test and benchmark, and the npm
+# test clients of tests/npm (independent readers of what tfdebug writes). Every tool a test or a
+# bench script runs is named here: the tests fail, never skip, when one is missing
+# (tests/require.sh), so a machine set up by this script alone runs the whole suite.
 # Idempotent: when everything is present it does nothing (and needs no network).
 set -euo pipefail
 
@@ -24,8 +27,15 @@ packages=(
   python3-numpy libopenblas0-pthread
   # independent writers/readers of model files in tests: torch.save, onnx; ONNX conformance models
   python3-torch python3-onnx libonnx-testdata
-  # independent readers of what tfdebug writes: Excel workbooks (openpyxl), GraphViz (dot)
-  python3-openpyxl graphviz
+  # independent readers of what tfdebug writes: Excel workbooks (openpyxl), GraphViz (dot),
+  # Perfetto and TensorBoard protobuf (protoc --decode_raw), TensorBoard's CRC32C (crcmod),
+  # MLflow's meta.yaml (yaml)
+  python3-openpyxl graphviz protobuf-compiler python3-crcmod python3-yaml
+  # npm test clients (tests/npm) and the flame graph's inline script check (node --check)
+  nodejs
+  # bench scripts: GNU time (peak RSS), bc, valgrind (callgrind instruction counts), hyperfine
+  # (start-up times), Debian's Python (the numpy peer)
+  time bc valgrind hyperfine python3
 )
 
 missing=()
@@ -35,14 +45,35 @@ for p in "${packages[@]}"; do
   fi
 done
 
-if [ "${#missing[@]}" -eq 0 ]; then
-  echo "install-deps: all ${#packages[@]} packages present"
-  exit 0
-fi
-
-echo "install-deps: installing ${missing[*]}"
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+updated=0
+apt_install() {
+  [ "$updated" -eq 1 ] || { $SUDO apt-get update -qq; updated=1; }
+  $SUDO apt-get install -y -qq --no-install-recommends "$@"
+}
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+else
+  echo "install-deps: installing ${missing[*]}"
+  apt_install "${missing[@]}"
+fi
+# Debian's nodejs comes without npm (a package of its own); NodeSource's nodejs bundles it, and
+# Debian's npm would conflict with it, so npm is installed only when the command is missing.
+if ! command -v npm >/dev/null 2>&1; then
+  echo "install-deps: installing npm"
+  apt_install npm
+fi
+
+# The npm test clients, at the versions of tests/npm/package-lock.json; again only when the lock
+# changed since the last install.
+here="$(cd "$(dirname "$0")/.." && pwd)"
+npm_dir="$here/tests/npm"
+stamp="$npm_dir/node_modules/.tfdebug-lock"
+if ! cmp -s "$npm_dir/package-lock.json" "$stamp" 2>/dev/null; then
+  echo "install-deps: npm ci in tests/npm"
+  (cd "$npm_dir" && timeout 600 npm ci --no-audit --no-fund --silent)
+  cp "$npm_dir/package-lock.json" "$stamp"
+fi

@@ -6,6 +6,7 @@
 set -u
 tfdebug="$1"
 source "$(dirname "$0")/harness.sh"
+require protoc
 
 "$tfdebug" demo --profile --profile-steps 5 --out "$work/a" >"$work/a.txt"
 check "demo --profile exits 0" test $? -eq 0

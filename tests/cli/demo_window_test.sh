@@ -6,6 +6,7 @@
 set -u
 tfdebug="$1"
 source "$(dirname "$0")/harness.sh"
+require protoc
 
 "$tfdebug" demo --fault log --steps 100 --every 0 --trace-window 3 --out "$work/w" >"$work/w.txt"
 check "demo --trace-window exits 1 (the log fault is an error-level finding)" test $? -eq 1

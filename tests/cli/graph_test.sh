@@ -8,6 +8,8 @@ set -u
 tfdebug="$1"
 fx="$2"
 source "$(dirname "$0")/harness.sh"
+require dot
+require_python onnx numpy
 model="$fx/torch/tiny_transformer.onnx"
 
 "$tfdebug" graph "$model" -o "$work/g.dot" 2>/dev/null

@@ -6,6 +6,7 @@ set -u
 tfdebug="$1"
 example="$2"
 source "$(dirname "$0")/harness.sh"
+require protoc node
 
 "$example" "$work/step.json" >/dev/null
 check "the example writes a trace" test -s "$work/step.json"
