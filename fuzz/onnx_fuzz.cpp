@@ -18,7 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::vector<tfdebug::io::NamedTensor> tensors;
   std::map<std::string, std::string> metadata;
   tfdebug::io::detail::OwnedBuffers owned;
-  tfdebug::io::ModelGraph graph;
+  tfdebug::ModelGraph graph;
   const tfdebug::io::detail::ExternalData external = [&](const std::string&) { return bytes; };
   try {
     tfdebug::io::detail::read_onnx("fuzz.onnx", bytes, external, tensors, metadata, owned, graph);

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "step_scalars.hpp"
+#include "tfdebug/session/json_report_sink.hpp"
 #include "tfdebug/version.hpp"
 
 namespace tfdebug {

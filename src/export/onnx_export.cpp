@@ -29,12 +29,12 @@ constexpr const char* kCustomDomain = "ai.tfdebug.aten";
 
 enum AttributeType : std::int64_t { kFloat = 1, kInt = 2, kString = 3, kTensor = 4, kFloats = 6, kInts = 7 };
 
-void write_value_info(ProtoWriter& out, std::uint32_t field, const io::GraphValue& v) {
+void write_value_info(ProtoWriter& out, std::uint32_t field, const GraphValue& v) {
   ProtoWriter tensor;
   if (v.elem_type != 0) tensor.integer(1, v.elem_type);
   if (v.has_shape) {
     ProtoWriter shape;
-    for (const io::GraphDim& d : v.dims) {
+    for (const GraphDim& d : v.dims) {
       ProtoWriter dim;
       if (const auto* n = std::get_if<std::int64_t>(&d)) {
         dim.integer(1, *n);
@@ -136,13 +136,13 @@ std::string raw_bytes(const std::vector<T>& values) {
 // Translates traced aten nodes to ONNX nodes (Note in onnx_export.hpp on the mapping).
 class AtenTranslator {
  public:
-  explicit AtenTranslator(const io::ModelGraph& g) {
+  explicit AtenTranslator(const ModelGraph& g) {
     for (const auto* list : {&g.inputs, &g.initializers, &g.value_info, &g.outputs}) {
       for (const auto& v : *list) values_[v.name] = &v;
     }
   }
 
-  std::vector<OnnxNode> translate(const io::GraphNode& n) {
+  std::vector<OnnxNode> translate(const GraphNode& n) {
     out_.clear();
     if (n.outputs.empty()) return out_;  // ops that return no tensor (aten::item) draw nothing
     if (!translate_standard(n)) custom(n);
@@ -151,26 +151,26 @@ class AtenTranslator {
   bool used_custom() const noexcept { return used_custom_; }
 
  private:
-  const io::GraphAttribute* attribute(const io::GraphNode& n, const std::string& name) const {
+  const GraphAttribute* attribute(const GraphNode& n, const std::string& name) const {
     for (const auto& a : n.attributes) {
       if (a.name == name) return &a;
     }
     return nullptr;
   }
-  std::optional<std::int64_t> int_attribute(const io::GraphNode& n, const std::string& name) const {
+  std::optional<std::int64_t> int_attribute(const GraphNode& n, const std::string& name) const {
     const auto* a = attribute(n, name);
     if (a == nullptr) return std::nullopt;
     if (const auto* i = std::get_if<std::int64_t>(&a->value)) return *i;
     return std::nullopt;
   }
-  std::optional<double> number_attribute(const io::GraphNode& n, const std::string& name) const {
+  std::optional<double> number_attribute(const GraphNode& n, const std::string& name) const {
     const auto* a = attribute(n, name);
     if (a == nullptr) return std::nullopt;
     if (const auto* i = std::get_if<std::int64_t>(&a->value)) return static_cast<double>(*i);
     if (const auto* d = std::get_if<double>(&a->value)) return *d;
     return std::nullopt;
   }
-  std::optional<std::vector<std::int64_t>> ints_attribute(const io::GraphNode& n,
+  std::optional<std::vector<std::int64_t>> ints_attribute(const GraphNode& n,
                                                           const std::string& name) const {
     const auto* a = attribute(n, name);
     if (a == nullptr) return std::nullopt;
@@ -188,7 +188,7 @@ class AtenTranslator {
     return it == values_.end() ? 0 : it->second->elem_type;
   }
 
-  OnnxNode& emit(const io::GraphNode& n, const std::string& op, std::vector<std::string> inputs,
+  OnnxNode& emit(const GraphNode& n, const std::string& op, std::vector<std::string> inputs,
                  std::vector<std::string> outputs, const std::string& suffix = "") {
     OnnxNode& o = out_.emplace_back();
     o.name = n.name + suffix;
@@ -199,7 +199,7 @@ class AtenTranslator {
   }
 
   // A Constant holding one number of the given ONNX type; nullopt for types not written here.
-  std::optional<std::string> scalar_constant(const io::GraphNode& n, double value, int type,
+  std::optional<std::string> scalar_constant(const GraphNode& n, double value, int type,
                                              const std::string& suffix) {
     std::string raw;
     switch (type) {
@@ -222,7 +222,7 @@ class AtenTranslator {
     emit(n, "Constant", {}, {name}, suffix).attribute_tensor("value", tensor_proto(type, {}, raw));
     return name;
   }
-  std::string ints_constant(const io::GraphNode& n, const std::vector<std::int64_t>& values,
+  std::string ints_constant(const GraphNode& n, const std::vector<std::int64_t>& values,
                             const std::string& suffix) {
     std::string name = n.name + suffix;
     emit(n, "Constant", {}, {name}, suffix)
@@ -231,7 +231,7 @@ class AtenTranslator {
     return name;
   }
 
-  bool elementwise(const io::GraphNode& n, const std::string& op) {
+  bool elementwise(const GraphNode& n, const std::string& op) {
     if (n.inputs.empty() || n.inputs[0].empty() || n.outputs.size() != 1) return false;
     if (n.op_type.starts_with("aten::add") || n.op_type.starts_with("aten::sub")) {
       const auto alpha = number_attribute(n, "alpha");
@@ -250,7 +250,7 @@ class AtenTranslator {
     return true;
   }
 
-  bool translate_standard(const io::GraphNode& n) {
+  bool translate_standard(const GraphNode& n) {
     static const std::map<std::string, std::string> kUnary = {
         {"aten::relu", "Relu"},        {"aten::tanh", "Tanh"},
         {"aten::sigmoid", "Sigmoid"},  {"aten::exp", "Exp"},
@@ -379,7 +379,7 @@ class AtenTranslator {
     return false;
   }
 
-  void custom(const io::GraphNode& n) {
+  void custom(const GraphNode& n) {
     used_custom_ = true;
     std::string op = n.op_type;
     if (op.starts_with("aten::")) op = op.substr(6);
@@ -400,12 +400,12 @@ class AtenTranslator {
     }
   }
 
-  std::map<std::string, const io::GraphValue*> values_;
+  std::map<std::string, const GraphValue*> values_;
   std::vector<OnnxNode> out_;
   bool used_custom_ = false;
 };
 
-bool is_traced(const io::ModelGraph& g) {
+bool is_traced(const ModelGraph& g) {
   for (const auto& n : g.nodes) {
     if (n.domain == "aten") return true;
   }
@@ -414,7 +414,7 @@ bool is_traced(const io::ModelGraph& g) {
 
 }  // namespace
 
-std::string onnx_model_bytes(const io::ModelGraph& g) {
+std::string onnx_model_bytes(const ModelGraph& g) {
   const bool traced = is_traced(g);
   ProtoWriter graph;
   bool custom = false;
@@ -469,7 +469,7 @@ std::string onnx_model_bytes(const io::ModelGraph& g) {
   return model.str();
 }
 
-void write_onnx_model(const io::ModelGraph& graph, const std::string& path) {
+void write_onnx_model(const ModelGraph& graph, const std::string& path) {
   const std::string bytes = onnx_model_bytes(graph);
   std::ofstream out(path, std::ios::binary);
   if (!out || !out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()))) {

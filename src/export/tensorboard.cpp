@@ -310,7 +310,7 @@ void TensorBoardWriter::add_image_png(std::string_view tag, std::span<const std:
       {detail::image_event(now_seconds(), step, tag, bytes, width, height, channels), 0, step, 0, true});
 }
 
-void TensorBoardWriter::add_graph(const io::ModelGraph& graph) {
+void TensorBoardWriter::add_graph(const ModelGraph& graph) {
   state_->push({detail::graph_event(now_seconds(), graph), 0, 0, 0, true});
 }
 

@@ -12,7 +12,7 @@
 #include "protobuf.hpp"
 #include "tfdebug/core/histogram.hpp"
 #include "tfdebug/core/tensor_view.hpp"
-#include "tfdebug/io/model_graph.hpp"
+#include "tfdebug/core/model_graph.hpp"
 
 namespace tfdebug::detail {
 
@@ -55,8 +55,8 @@ std::string image_event(double wall_time, std::int64_t step, std::string_view ta
 // tensorboard_graph.cpp: a GraphDef of `graph` (nodes named by module scope, "_output_shapes"
 // on every node, traced ops' arguments as attrs; weights are "Parameter" nodes, graph inputs
 // "Input" nodes) and the Event{wall_time, graph_def} that carries it.
-std::string graph_def(const io::ModelGraph& graph);
-std::string graph_event(double wall_time, const io::ModelGraph& graph);
+std::string graph_def(const ModelGraph& graph);
+std::string graph_event(double wall_time, const ModelGraph& graph);
 // Writes <run_dir>/<step, 5 digits>/<tag>/tensors.tsv (and metadata.tsv when `labels` are given);
 // returns the projector config's `embeddings { ... }` entry for it.
 std::string write_embedding(const std::string& run_dir, std::string_view tag, TensorView matrix,

@@ -37,7 +37,7 @@ std::string scoped_name(const std::string& name) {
   return out;
 }
 
-void shape_proto(ProtoWriter& list, const io::GraphValue* v) {
+void shape_proto(ProtoWriter& list, const GraphValue* v) {
   ProtoWriter shape;
   if (v == nullptr || !v->has_shape) {
     shape.integer(3, 1);  // unknown_rank
@@ -59,7 +59,7 @@ void attr(ProtoWriter& node, const std::string& key, const ProtoWriter& value) {
   node.message(5, entry);
 }
 
-void graph_attribute(ProtoWriter& node, const io::GraphAttribute& a) {
+void graph_attribute(ProtoWriter& node, const GraphAttribute& a) {
   ProtoWriter value;
   if (const auto* i = std::get_if<std::int64_t>(&a.value)) {
     value.integer(3, *i);
@@ -81,8 +81,8 @@ void graph_attribute(ProtoWriter& node, const io::GraphAttribute& a) {
 
 }  // namespace
 
-std::string graph_def(const io::ModelGraph& g) {
-  std::map<std::string, const io::GraphValue*> values;
+std::string graph_def(const ModelGraph& g) {
+  std::map<std::string, const GraphValue*> values;
   for (const auto* list : {&g.inputs, &g.initializers, &g.value_info, &g.outputs}) {
     for (const auto& v : *list) values.emplace(v.name, &v);
   }
@@ -96,7 +96,7 @@ std::string graph_def(const io::ModelGraph& g) {
   };
   std::map<std::string, std::string> source;  // value -> TensorBoard input string
   ProtoWriter graph;
-  auto io_node = [&](const io::GraphValue& v, const char* op) {
+  auto io_node = [&](const GraphValue& v, const char* op) {
     const std::string name = unique(scoped_name(v.name), v.name);
     source[v.name] = name;
     ProtoWriter node;
@@ -116,7 +116,7 @@ std::string graph_def(const io::ModelGraph& g) {
     if (!weights.contains(v.name)) io_node(v, "Input");
   }
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
-    const io::GraphNode& n = g.nodes[i];
+    const GraphNode& n = g.nodes[i];
     const std::string name = unique(scoped_name(n.name), n.op_type + "_" + std::to_string(i));
     ProtoWriter node;
     node.bytes(1, name);
@@ -142,7 +142,7 @@ std::string graph_def(const io::ModelGraph& g) {
   return graph.str();
 }
 
-std::string graph_event(double wall_time, const io::ModelGraph& graph) {
+std::string graph_event(double wall_time, const ModelGraph& graph) {
   ProtoWriter e;
   e.fixed64(kEventWallTime, wall_time);
   e.bytes(kEventGraphDef, graph_def(graph));

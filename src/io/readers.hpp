@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "tfdebug/io/model_file.hpp"
-#include "tfdebug/io/model_graph.hpp"
+#include "tfdebug/core/model_graph.hpp"
 
 namespace tfdebug::io::detail {
 

@@ -9,10 +9,12 @@
 
 #include "tfdebug/session/finding.hpp"
 #include "tfdebug/session/flight_recorder.hpp"
-#include "tfdebug/session/sink.hpp"
+#include "tfdebug/session/run_summary.hpp"
 
 namespace tfdebug::detail {
 
+// A number as JSON (NaN and Inf as null), a list as an array, text as a string.
+nlohmann::ordered_json evidence_json(const EvidenceValue& value);
 nlohmann::ordered_json finding_json(const Finding& finding);
 nlohmann::ordered_json report_json(const RunSummary& summary);
 void write_flight_recorder_json(const std::filesystem::path& path, const Finding& trigger,

@@ -13,6 +13,8 @@
 #include "monitors.hpp"
 #include "report_json.hpp"
 #include "step_metrics.hpp"
+#include "tfdebug/session/console_sink.hpp"
+#include "tfdebug/session/json_report_sink.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/core/histogram.hpp"
 #include "tfdebug/core/stats.hpp"
@@ -192,9 +194,8 @@ void Session::State::add_evidence(std::string_view rule, std::string_view module
                                   std::string_view key, double delta) {
   const auto it = finding_index.find(finding_key(rule, Severity::error, module, op));
   if (it == finding_index.end()) return;
-  for (auto& [name, value] : findings[it->second].evidence) {
-    if (name == key) value += delta;
-  }
+  EvidenceValue* value = findings[it->second].find_evidence(key);
+  if (double* number = value != nullptr ? std::get_if<double>(value) : nullptr) *number += delta;
 }
 
 void Session::State::write_flight_recorder() {

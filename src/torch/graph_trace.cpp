@@ -1,4 +1,4 @@
-// trace_graph: one forward pass recorded as an io::ModelGraph (graph_trace.hpp).
+// trace_graph: one forward pass recorded as an ModelGraph (graph_trace.hpp).
 //
 // Note [Traced ops]
 // RecordFunction's start and end callbacks of one thread nest like a stack, so a stack of frames
@@ -67,8 +67,8 @@ int onnx_elem_type(at::ScalarType type) {
   }
 }
 
-io::GraphValue value_of(const std::string& name, const at::Tensor& t) {
-  io::GraphValue v;
+GraphValue value_of(const std::string& name, const at::Tensor& t) {
+  GraphValue v;
   v.name = name;
   v.elem_type = onnx_elem_type(t.scalar_type());
   v.has_shape = true;
@@ -123,7 +123,7 @@ struct Frame {
 };
 
 struct Trace {
-  io::ModelGraph graph;
+  ModelGraph graph;
   std::vector<Weight> weights;
   std::unordered_map<const c10::TensorImpl*, std::size_t> weight_of_impl;
   std::unordered_map<const void*, std::size_t> weight_of_storage;
@@ -182,8 +182,8 @@ struct Trace {
     return name;
   }
 
-  void add_attribute(io::GraphNode& node, std::string name, const c10::IValue& v) {
-    io::GraphAttribute a;
+  void add_attribute(GraphNode& node, std::string name, const c10::IValue& v) {
+    GraphAttribute a;
     a.name = std::move(name);
     if (v.isBool()) {
       a.value = static_cast<std::int64_t>(v.toBool());
@@ -210,7 +210,7 @@ struct Trace {
   }
 
   void start_node(const at::RecordFunction& fn) {
-    io::GraphNode node;
+    GraphNode node;
     node.op_type = fn.name();
     node.domain = "aten";
     const auto schema = fn.operator_schema();
@@ -253,7 +253,7 @@ struct Trace {
   }
 
   void end_node(const at::RecordFunction& fn, std::size_t index) {
-    io::GraphNode& node = graph.nodes[index];
+    GraphNode& node = graph.nodes[index];
     std::size_t k = 0;
     auto add = [&](const at::Tensor& t) {
       if (!t.defined()) return;
@@ -352,7 +352,7 @@ class CallbackGuard {
 
 }  // namespace
 
-io::ModelGraph trace_graph(::torch::nn::Module& module, const std::function<void()>& forward) {
+ModelGraph trace_graph(::torch::nn::Module& module, const std::function<void()>& forward) {
   if (t_trace != nullptr)
     throw Error("tfdebug::torch::trace_graph: a trace is already running on this thread");
   Trace trace;

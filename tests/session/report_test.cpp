@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "session_test_util.hpp"
+#include "tfdebug/session/console_sink.hpp"
 
 namespace tfdebug {
 namespace {

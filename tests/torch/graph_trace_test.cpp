@@ -17,8 +17,8 @@
 
 namespace {
 
-using tfdebug::io::GraphValue;
-using tfdebug::io::ModelGraph;
+using tfdebug::GraphValue;
+using tfdebug::ModelGraph;
 
 // Layers that call one aten op each, so that the graph does not depend on how a LibTorch version
 // implements torch::nn::Linear (aten::linear, or t + addmm).

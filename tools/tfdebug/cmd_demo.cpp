@@ -15,6 +15,7 @@
 #include "tfdebug/export/mlflow_sink.hpp"
 #include "tfdebug/export/tensorboard_sink.hpp"
 #include "tfdebug/export/xlsx_sink.hpp"
+#include "tfdebug/session/console_sink.hpp"
 #include "tfdebug/session/session.hpp"
 #include "tfdebug/torch/attach.hpp"
 

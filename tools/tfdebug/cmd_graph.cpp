@@ -21,7 +21,7 @@
 #include "tfdebug/export/onnx_export.hpp"
 #include "tfdebug/export/tensorboard.hpp"
 #include "tfdebug/io/model_file.hpp"
-#include "tfdebug/io/model_graph.hpp"
+#include "tfdebug/core/model_graph.hpp"
 #ifdef TFDEBUG_HAVE_TORCH
 #include "graph_demo.hpp"
 #endif
@@ -71,7 +71,7 @@ void render_svg(const std::string& dot_text, const std::string& svg_path) {
 
 // The graph to draw: an ONNX file's, or the demo model traced.
 struct Source {
-  io::ModelGraph graph;
+  ModelGraph graph;
   std::vector<float> embedding;  // --demo: the token embedding, for the projector
   std::int64_t rows = 0;
   std::int64_t cols = 0;
@@ -96,7 +96,7 @@ Source load(const GraphArgs& args) {
     return source;
   }
   const io::ModelFile model = io::ModelFile::open(args.model);
-  const io::ModelGraph* g = model.graph();
+  const ModelGraph* g = model.graph();
   if (g == nullptr) {
     throw Error(args.model + ": a " + model.format() +
                 " file holds weights but no graph; tfdebug graph reads ONNX models (or --demo)");
@@ -105,7 +105,7 @@ Source load(const GraphArgs& args) {
   return source;
 }
 
-void write_output(const std::string& out, const io::ModelGraph& g, const DotOptions& dot) {
+void write_output(const std::string& out, const ModelGraph& g, const DotOptions& dot) {
   if (out == "-") {
     std::printf("%s", graph_dot(g, dot).c_str());
     return;

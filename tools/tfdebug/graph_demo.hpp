@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "tfdebug/io/model_graph.hpp"
+#include "tfdebug/core/model_graph.hpp"
 
 namespace tfdebug::cli {
 
 struct DemoGraph {
-  io::ModelGraph graph;
+  ModelGraph graph;
   std::vector<float> token_embedding;  // [vocab, d_model], row-major
   std::int64_t vocab = 0;
   std::int64_t d_model = 0;

@@ -116,13 +116,13 @@ struct Repeat {
 
 class DotBuilder {
  public:
-  DotBuilder(const io::ModelGraph& g, const DotOptions& o) : g_(g), o_(o) {
+  DotBuilder(const ModelGraph& g, const DotOptions& o) : g_(g), o_(o) {
     for (const auto* list : {&g.inputs, &g.outputs, &g.value_info, &g.initializers}) {
       for (const auto& v : *list) shapes_.emplace(v.name, value_text(v));
     }
     for (const auto& v : g.initializers) weights_.insert(v.name);
     for (std::size_t i = 0; i < g.nodes.size(); ++i) {
-      comps_.push_back(components(io::module_of_node(g.nodes[i])));
+      comps_.push_back(components(module_of_node(g.nodes[i])));
       for (const auto& out : g.nodes[i].outputs) producer_[out] = i;
       counterpart_.push_back(i);
     }
@@ -130,7 +130,7 @@ class DotBuilder {
     // level: their outputs are drawn as the weights they are, and the nodes not at all.
     weight_alias_.assign(g.nodes.size(), false);
     for (std::size_t i = 0; i < g.nodes.size(); ++i) {
-      const io::GraphNode& n = g.nodes[i];
+      const GraphNode& n = g.nodes[i];
       if (n.op_type == "Identity" && n.domain.empty() && n.inputs.size() == 1 && n.outputs.size() == 1 &&
           weights_.contains(n.inputs[0])) {
         weights_.insert(n.outputs[0]);
@@ -182,7 +182,7 @@ class DotBuilder {
     for (std::size_t j = 0; j < nodes.size(); ++j) position[nodes[j]] = j;
     std::string sig;
     for (const std::size_t i : nodes) {
-      const io::GraphNode& n = g_.nodes[i];
+      const GraphNode& n = g_.nodes[i];
       sig +=
           join(std::vector<std::string>(comps_[i].begin() + static_cast<long>(path.size()), comps_[i].end()),
                comps_[i].size()) +
@@ -297,7 +297,7 @@ class DotBuilder {
   }
 
   std::string node_statement(std::size_t i) const {
-    const io::GraphNode& n = g_.nodes[i];
+    const GraphNode& n = g_.nodes[i];
     std::size_t weights = 0;
     for (const auto& in : n.inputs) weights += weights_.contains(in) ? 1 : 0;
     const auto slash = n.name.rfind('/');
@@ -362,7 +362,7 @@ class DotBuilder {
     }
   }
 
-  const io::ModelGraph& g_;
+  const ModelGraph& g_;
   DotOptions o_;
   std::vector<std::vector<std::string>> comps_;
   std::map<std::string, std::string> shapes_;
@@ -375,13 +375,13 @@ class DotBuilder {
   Cluster root_;
 };
 
-nlohmann::json attribute_json(const io::GraphAttribute& a) {
+nlohmann::json attribute_json(const GraphAttribute& a) {
   return std::visit([](const auto& v) { return nlohmann::json(v); }, a.value);
 }
 
 }  // namespace
 
-std::string value_text(const io::GraphValue& v) {
+std::string value_text(const GraphValue& v) {
   std::string s = onnx_type_name(v.elem_type);
   if (!v.has_shape) return s;
   s += "[";
@@ -398,11 +398,11 @@ std::string value_text(const io::GraphValue& v) {
   return s + "]";
 }
 
-std::string graph_dot(const io::ModelGraph& graph, const DotOptions& options) {
+std::string graph_dot(const ModelGraph& graph, const DotOptions& options) {
   return DotBuilder(graph, options).dot();
 }
 
-nlohmann::json graph_json(const io::ModelGraph& g) {
+nlohmann::json graph_json(const ModelGraph& g) {
   std::set<std::string> weights;
   for (const auto& v : g.initializers) weights.insert(v.name);
   std::map<std::string, std::string> shapes;
@@ -421,7 +421,7 @@ nlohmann::json graph_json(const io::ModelGraph& g) {
   j["opsets"] = opsets;
   j["nodes"] = nlohmann::json::array();
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
-    const io::GraphNode& n = g.nodes[i];
+    const GraphNode& n = g.nodes[i];
     std::vector<std::string> node_weights;
     for (const auto& in : n.inputs) {
       if (weights.contains(in)) node_weights.push_back(in);
@@ -430,7 +430,7 @@ nlohmann::json graph_json(const io::ModelGraph& g) {
                            {"name", n.name},
                            {"op", n.op_type},
                            {"domain", n.domain},
-                           {"module", io::module_of_node(n)},
+                           {"module", module_of_node(n)},
                            {"inputs", n.inputs},
                            {"outputs", n.outputs},
                            {"weights", node_weights}};

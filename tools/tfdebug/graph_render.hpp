@@ -5,7 +5,7 @@
 #include <string>
 
 #include "nlohmann/json.hpp"
-#include "tfdebug/io/model_graph.hpp"
+#include "tfdebug/core/model_graph.hpp"
 
 namespace tfdebug::cli {
 
@@ -18,10 +18,10 @@ struct DotOptions {
   bool collapse_repeats = true;
 };
 
-std::string graph_dot(const io::ModelGraph& graph, const DotOptions& options);
-nlohmann::json graph_json(const io::ModelGraph& graph);
+std::string graph_dot(const ModelGraph& graph, const DotOptions& options);
+nlohmann::json graph_json(const ModelGraph& graph);
 
 // "f32[2,8,32]": a value's ONNX element type as tfdebug's dtype name, and its shape.
-std::string value_text(const io::GraphValue& value);
+std::string value_text(const GraphValue& value);
 
 }  // namespace tfdebug::cli

@@ -2,7 +2,7 @@
 // graph of a LibTorch forward pass (tfdebug::torch::trace_graph) or of an ONNX file (a round
 // trip).
 //
-//   const tfdebug::io::ModelGraph graph = tfdebug::torch::trace_graph(model, forward);
+//   const tfdebug::ModelGraph graph = tfdebug::torch::trace_graph(model, forward);
 //   tfdebug::write_onnx_model(graph, "model.onnx");   // open in Netron
 //
 // What is written (docs/graph.md):
@@ -24,13 +24,13 @@
 
 #include <string>
 
-#include "tfdebug/io/model_graph.hpp"
+#include "tfdebug/core/model_graph.hpp"
 
 namespace tfdebug {
 
 // The serialized ModelProto.
-std::string onnx_model_bytes(const io::ModelGraph& graph);
+std::string onnx_model_bytes(const ModelGraph& graph);
 // Writes onnx_model_bytes to `path`; throws tfdebug::Error naming the path when it cannot.
-void write_onnx_model(const io::ModelGraph& graph, const std::string& path);
+void write_onnx_model(const ModelGraph& graph, const std::string& path);
 
 }  // namespace tfdebug

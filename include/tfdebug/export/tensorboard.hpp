@@ -26,7 +26,7 @@
 #include <string_view>
 
 #include "tfdebug/core/tensor_view.hpp"
-#include "tfdebug/io/model_graph.hpp"
+#include "tfdebug/core/model_graph.hpp"
 
 namespace tfdebug {
 
@@ -70,7 +70,7 @@ class TensorBoardWriter {
   // tfdebug::torch::trace_graph) as a GraphDef in Event.graph_def. Nodes are named by module
   // scope ("blocks.0/attn/aten::linear_3") so that TensorBoard folds them by module; every node
   // carries "_output_shapes", weights are "Parameter" nodes and graph inputs "Input" nodes.
-  void add_graph(const io::ModelGraph& graph);
+  void add_graph(const ModelGraph& graph);
   // The embedding projector: the rows of the 2-D `matrix` as points, with one label per row
   // (optional). Writes <run>/<step>/<tag>/tensors.tsv and metadata.tsv now and rewrites
   // <run>/projector_config.pbtxt to list every embedding added so far. Throws tfdebug::Error on a

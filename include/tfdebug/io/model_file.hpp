@@ -27,7 +27,7 @@
 
 #include "tfdebug/core/quantized.hpp"
 #include "tfdebug/core/tensor_view.hpp"
-#include "tfdebug/io/model_graph.hpp"
+#include "tfdebug/core/model_graph.hpp"
 
 namespace tfdebug::io {
 

@@ -13,13 +13,10 @@
 #include <optional>
 #include <string_view>
 
+#include "tfdebug/core/phase.hpp"
 #include "tfdebug/core/tensor_view.hpp"
 
 namespace tfdebug {
-
-enum class Phase : std::uint8_t { forward, backward, optimizer };
-// "forward", "backward", "optimizer".
-std::string_view phase_name(Phase phase) noexcept;
 
 // What the observed tensor is.
 enum class Role : std::uint8_t {

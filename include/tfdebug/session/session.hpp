@@ -6,7 +6,7 @@
 //   tfdebug::RunConfig config;
 //   config.run_dir = "runs/exp1";                   // report.json (+ flight_recorder.json)
 //   tfdebug::Session session(config);
-//   session.add_sink(std::make_shared<tfdebug::ConsoleSink>());
+//   session.add_sink(std::make_shared<tfdebug::ConsoleSink>());  // tfdebug/session/console_sink.hpp
 //   ... producers call begin_step / observe / end_step ...
 //   tfdebug::RunSummary summary = session.finish();  // writes the report, tells the sinks
 //   for (const tfdebug::Finding& f : summary.findings) ...

@@ -9,50 +9,21 @@
 // An exception from on_step is caught by the Session and reported in RunSummary::hook_errors,
 // so a full disk never stops training.
 //
-//   tfdebug::Session session(config);
-//   session.add_sink(std::make_shared<tfdebug::ConsoleSink>());        // readable, on stderr
-//   session.add_sink(std::make_shared<tfdebug::JsonReportSink>("r.json"));
+//   class Printer : public tfdebug::Sink {
+//     void on_finding(const tfdebug::Finding& f) override { std::puts(f.message.c_str()); }
+//     void on_run_end(const tfdebug::RunSummary&) override {}
+//   };
+//   session.add_sink(std::make_shared<Printer>());
 //
-// A Session with a run_dir adds a JsonReportSink for <run_dir>/report.json by itself
-// (schema: docs/live-debugging.md, "Run directory and report.json").
+// The sinks of this library: ConsoleSink (console_sink.hpp), JsonReportSink
+// (json_report_sink.hpp); tfdebug::export writes TensorBoard, MLflow, Excel, JSONL and CSV.
 #pragma once
 
-#include <cstdint>
-#include <cstdio>
-#include <filesystem>
-#include <optional>
-#include <string>
-#include <vector>
-
 #include "tfdebug/session/finding.hpp"
+#include "tfdebug/session/run_summary.hpp"
 #include "tfdebug/session/step_metrics.hpp"
 
 namespace tfdebug {
-
-// One power-iteration measurement of a weight matrix (rule "spectral").
-struct SpectralMeasurement {
-  std::string module;
-  std::string parameter;
-  std::int64_t step = 0;
-  double spectral_norm = 0;  // sigma_max
-  double stable_rank = 0;    // ||W||_F^2 / sigma_max^2
-  int iterations = 0;
-};
-
-struct RunSummary {
-  std::int64_t steps = 0;  // end_step calls
-  std::int64_t first_step = 0;
-  std::int64_t last_step = 0;
-  std::int64_t observations = 0;
-  std::vector<Finding> findings;                         // deduplicated, in the order they first appeared
-  std::vector<SpectralMeasurement> spectral;             // the latest measurement of each matrix
-  std::optional<std::filesystem::path> flight_recorder;  // the dump, when one was written
-  std::int64_t dropped_findings = 0;                     // beyond RunConfig::max_findings
-  std::int64_t untracked_observations = 0;               // keys beyond RunConfig::max_tracked
-  std::int64_t dropped_op_summaries = 0;                 // beyond RunConfig::flight_recorder_max_ops
-  std::vector<std::string> hook_errors;                  // failures inside observe (the first 16)
-  bool stopped = false;                                  // stop_on_error was set and an error was found
-};
 
 class Sink {
  public:
@@ -69,31 +40,6 @@ class Sink {
   // Whether this sink uses histograms: they cost a second pass over each tensor on histogram
   // steps, so a Session computes them only when one of its sinks asks. Read at add_sink.
   virtual bool wants_histograms() const noexcept { return false; }
-};
-
-// Prints each new finding as one line and a summary table at the end. Colour only when `out`
-// is a terminal (and NO_COLOR is unset), unless `colour` says otherwise.
-class ConsoleSink : public Sink {
- public:
-  explicit ConsoleSink(std::FILE* out = stderr, std::optional<bool> colour = std::nullopt);
-  void on_finding(const Finding& finding) override;
-  void on_run_end(const RunSummary& summary) override;
-
- private:
-  std::FILE* out_;
-  bool colour_;
-};
-
-// Writes the run report as JSON at on_run_end (schema: docs/live-debugging.md).
-class JsonReportSink : public Sink {
- public:
-  explicit JsonReportSink(std::filesystem::path path);
-  void on_finding(const Finding& finding) override;
-  void on_run_end(const RunSummary& summary) override;
-  const std::filesystem::path& path() const noexcept { return path_; }
-
- private:
-  std::filesystem::path path_;
 };
 
 }  // namespace tfdebug

@@ -1,9 +1,9 @@
-// The computation graph of one LibTorch forward pass, as the same io::ModelGraph that the ONNX
+// The computation graph of one LibTorch forward pass, as the same ModelGraph that the ONNX
 // reader produces, so that every graph output of tfdebug (DOT, SVG, JSON, ONNX for Netron,
 // TensorBoard's graph dashboard) works for both.
 //
 //   MyModel model;
-//   const tfdebug::io::ModelGraph graph =
+//   const tfdebug::ModelGraph graph =
 //       tfdebug::torch::trace_graph(*model, [&] { model->forward(batch); });
 //   for (const auto& node : graph.nodes)
 //     std::cout << node.module << " " << node.op_type << "\n";   // "blocks.0.attn aten::linear"
@@ -35,7 +35,7 @@
 
 #include <functional>
 
-#include "tfdebug/io/model_graph.hpp"
+#include "tfdebug/core/model_graph.hpp"
 
 namespace torch::nn {
 class Module;
@@ -43,6 +43,6 @@ class Module;
 
 namespace tfdebug::torch {
 
-[[nodiscard]] io::ModelGraph trace_graph(::torch::nn::Module& module, const std::function<void()>& forward);
+[[nodiscard]] ModelGraph trace_graph(::torch::nn::Module& module, const std::function<void()>& forward);
 
 }  // namespace tfdebug::torch

@@ -3,8 +3,8 @@
 // is valid.
 //
 //   const tfdebug::io::ModelFile model = tfdebug::io::ModelFile::open("model.onnx");
-//   if (const tfdebug::io::ModelGraph* g = model.graph()) {
-//     for (const tfdebug::io::GraphNode& node : g->nodes)
+//   if (const tfdebug::ModelGraph* g = model.graph()) {
+//     for (const tfdebug::GraphNode& node : g->nodes)
 //       std::cout << node.op_type << " " << node.name << "\n";
 //   }
 //
@@ -22,7 +22,7 @@
 #include <variant>
 #include <vector>
 
-namespace tfdebug::io {
+namespace tfdebug {
 
 struct OpsetImport {
   std::string domain;  // "" is the default ONNX domain (ai.onnx)
@@ -91,4 +91,4 @@ inline std::string module_of_node(const GraphNode& node) {
   return path;
 }
 
-}  // namespace tfdebug::io
+}  // namespace tfdebug

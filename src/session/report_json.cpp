@@ -1,13 +1,10 @@
-#include <unistd.h>
+#include "report_json.hpp"
 
 #include <cmath>
-#include <cstdlib>
 #include <fstream>
 #include <string>
 
-#include "report_json.hpp"
 #include "tfdebug/core/error.hpp"
-#include "tfdebug/session/sink.hpp"
 #include "tfdebug/version.hpp"
 
 namespace tfdebug {
@@ -22,9 +19,15 @@ nlohmann::ordered_json number(double value) {
 }
 }  // namespace
 
+nlohmann::ordered_json evidence_json(const EvidenceValue& value) {
+  if (const double* x = std::get_if<double>(&value)) return number(*x);
+  if (const auto* list = std::get_if<std::vector<std::int64_t>>(&value)) return *list;
+  return std::get<std::string>(value);
+}
+
 nlohmann::ordered_json finding_json(const Finding& f) {
   nlohmann::ordered_json evidence = nlohmann::ordered_json::object();
-  for (const auto& [key, value] : f.evidence) evidence[key] = number(value);
+  for (const Evidence& e : f.evidence) evidence[e.key] = evidence_json(e.value);
   return {{"rule", f.rule},       {"severity", severity_name(f.severity)},
           {"step", f.step},       {"phase", phase_name(f.phase)},
           {"module", f.module},   {"op", f.op},
@@ -119,68 +122,5 @@ void write_text_file(const std::filesystem::path& path, const std::string& text)
 }
 
 }  // namespace detail
-
-namespace {
-
-const char* colour_of(Severity severity) {
-  switch (severity) {
-    case Severity::error:
-      return "\033[1;31m";
-    case Severity::warning:
-      return "\033[33m";
-    case Severity::info:
-      return "\033[36m";
-  }
-  return "";
-}
-
-}  // namespace
-
-ConsoleSink::ConsoleSink(std::FILE* out, std::optional<bool> colour) : out_(out) {
-  if (colour) {
-    colour_ = *colour;
-  } else {
-    const char* term = std::getenv("TERM");
-    colour_ = isatty(fileno(out)) != 0 && std::getenv("NO_COLOR") == nullptr &&
-              (term == nullptr || std::string(term) != "dumb");
-  }
-}
-
-void ConsoleSink::on_finding(const Finding& f) {
-  const std::string severity(severity_name(f.severity));
-  std::fprintf(out_, "tfdebug: %s%s%s [%s] %s\n", colour_ ? colour_of(f.severity) : "", severity.c_str(),
-               colour_ ? "\033[0m" : "", f.rule.c_str(), f.message.c_str());
-  std::fflush(out_);
-}
-
-void ConsoleSink::on_run_end(const RunSummary& s) {
-  std::int64_t errors = 0;
-  std::int64_t warnings = 0;
-  for (const Finding& f : s.findings) {
-    errors += f.severity == Severity::error ? 1 : 0;
-    warnings += f.severity == Severity::warning ? 1 : 0;
-  }
-  std::fprintf(out_, "tfdebug: %lld steps, %lld observations: %lld errors, %lld warnings\n",
-               static_cast<long long>(s.steps), static_cast<long long>(s.observations),
-               static_cast<long long>(errors), static_cast<long long>(warnings));
-  for (const Finding& f : s.findings) {
-    const std::string severity(severity_name(f.severity));
-    const std::string place = f.module.empty() ? f.op : f.op.empty() ? f.module : f.module + " / " + f.op;
-    std::fprintf(out_, "  %s%-7s%s %-20s step %-6lld %-9s %s (x%lld)\n", colour_ ? colour_of(f.severity) : "",
-                 severity.c_str(), colour_ ? "\033[0m" : "", f.rule.c_str(), static_cast<long long>(f.step),
-                 std::string(phase_name(f.phase)).c_str(), place.c_str(), static_cast<long long>(f.count));
-    if (!f.suggestion.empty()) std::fprintf(out_, "          try: %s\n", f.suggestion.c_str());
-  }
-  if (s.flight_recorder) std::fprintf(out_, "  flight recorder: %s\n", s.flight_recorder->string().c_str());
-  std::fflush(out_);
-}
-
-JsonReportSink::JsonReportSink(std::filesystem::path path) : path_(std::move(path)) {}
-
-void JsonReportSink::on_finding(const Finding& /*finding*/) {}
-
-void JsonReportSink::on_run_end(const RunSummary& summary) {
-  detail::write_text_file(path_, detail::report_json(summary).dump(1) + "\n");
-}
 
 }  // namespace tfdebug
