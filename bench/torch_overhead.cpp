@@ -19,6 +19,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "demo_model.hpp"
@@ -49,6 +50,24 @@ class NullSink : public tfdebug::ObservationSink {
   tfdebug::Tier tier_;
 };
 
+// A sink that wants every step's metrics; with `sleep`, it takes 20 ms over each event, more
+// than three times the demo's step (Note [Sink delivery]: queued, it costs the training thread
+// nothing beyond the metrics themselves).
+class MetricsSink : public tfdebug::Sink {
+ public:
+  explicit MetricsSink(bool sleep) : sleep_(sleep) {}
+  void on_finding(const tfdebug::Finding&) override { pause(); }
+  void on_step(const tfdebug::StepMetrics&) override { pause(); }
+  void on_run_end(const tfdebug::RunSummary&) override {}
+  bool wants_step_metrics() const noexcept override { return true; }
+
+ private:
+  void pause() const {
+    if (sleep_) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  bool sleep_;
+};
+
 enum class Mode {
   off,
   floor,
@@ -58,11 +77,14 @@ enum class Mode {
   diagnose,
   anomaly,
   profiler,
-  profiler_no_memory
+  profiler_no_memory,
+  watch_metrics,
+  watch_slow_sink
 };
-constexpr Mode kModes[] = {Mode::off,     Mode::floor,         Mode::watch_null,
-                           Mode::watch,   Mode::diagnose_null, Mode::diagnose,
-                           Mode::anomaly, Mode::profiler,      Mode::profiler_no_memory};
+constexpr Mode kModes[] = {Mode::off,           Mode::floor,          Mode::watch_null,
+                           Mode::watch,         Mode::diagnose_null,  Mode::diagnose,
+                           Mode::anomaly,       Mode::profiler,       Mode::profiler_no_memory,
+                           Mode::watch_metrics, Mode::watch_slow_sink};
 // Names for --modes.
 const char* mode_key(Mode m) {
   switch (m) {
@@ -84,6 +106,10 @@ const char* mode_key(Mode m) {
       return "profiler";
     case Mode::profiler_no_memory:
       return "profiler-no-memory";
+    case Mode::watch_metrics:
+      return "watch-metrics";
+    case Mode::watch_slow_sink:
+      return "watch-slow-sink";
   }
   return "?";
 }
@@ -107,6 +133,10 @@ const char* mode_name(Mode m) {
       return "op profiler (demo --profile)";
     case Mode::profiler_no_memory:
       return "op profiler, memory off";
+    case Mode::watch_metrics:
+      return "watch + metrics sink";
+    case Mode::watch_slow_sink:
+      return "watch + 20 ms/event sink";
   }
   return "?";
 }
@@ -176,10 +206,14 @@ void measure(const char* label, const tfdebug::demo::DemoConfig& config, int rou
     Runner r{mode, std::make_unique<tfdebug::demo::DemoTrainer>(config), nullptr, {}, {}, 0, 0, config};
     if (mode == Mode::watch_null) r.sink = std::make_unique<NullSink>(tfdebug::Tier::watch);
     if (mode == Mode::diagnose_null) r.sink = std::make_unique<NullSink>(tfdebug::Tier::diagnose);
-    if (mode == Mode::watch || mode == Mode::diagnose) {
-      tfdebug::RunConfig run;  // every rule at its default; no sink, no run directory
-      run.tier = mode == Mode::watch ? tfdebug::Tier::watch : tfdebug::Tier::diagnose;
-      r.sink = std::make_unique<tfdebug::Session>(run);
+    if (mode == Mode::watch || mode == Mode::diagnose || mode == Mode::watch_metrics ||
+        mode == Mode::watch_slow_sink) {
+      tfdebug::RunConfig run;  // every rule at its default; no run directory
+      run.tier = mode == Mode::diagnose ? tfdebug::Tier::diagnose : tfdebug::Tier::watch;
+      auto session = std::make_unique<tfdebug::Session>(run);
+      if (mode == Mode::watch_metrics || mode == Mode::watch_slow_sink)
+        session->add_sink(std::make_shared<MetricsSink>(mode == Mode::watch_slow_sink));
+      r.sink = std::move(session);
     }
     r.run(3);  // warm-up
     r.times.clear();

@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
   if (argc > 2) config.run_dir = argv[2];
   config.console = true;  // findings on stderr as they happen, a summary at the end
   config.stop_on_error = true;
-  config.rules.dead_units.window = 20;
+  config.rules.get<tfdebug::DeadUnitsRule>().window = 20;
   tfdebug::Session session(config);
   tfdebug::Probe probe(session);
 

@@ -68,7 +68,8 @@ nlohmann::ordered_json report_json(const RunSummary& s) {
           {"dropped",
            {{"findings", s.dropped_findings},
             {"untracked_observations", s.untracked_observations},
-            {"op_summaries", s.dropped_op_summaries}}},
+            {"op_summaries", s.dropped_op_summaries},
+            {"sink_events", s.dropped_sink_events}}},
           {"hook_errors", s.hook_errors}};
 }
 

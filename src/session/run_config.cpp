@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tfdebug/core/error.hpp"
+#include "tfdebug/session/rule_registry.hpp"
 
 namespace tfdebug {
 
@@ -39,6 +40,20 @@ Json toml_to_json(const toml::node& node) {
   return Json(nullptr);  // dates and times: no key takes one, so the type check rejects them
 }
 
+std::string range_text(const SettingKey& spec) {
+  const auto bound = [](std::int64_t v) {
+    return v == INT64_MAX       ? std::string("2^63-1")
+           : v == 1'000'000'000 ? std::string("1e9")
+                                : std::to_string(v);
+  };
+  std::string text = "[";
+  text.append(bound(spec.min));
+  text.append(", ");
+  text.append(bound(spec.max));
+  text.push_back(']');
+  return text;
+}
+
 class Reader {
  public:
   explicit Reader(std::string file) : file_(std::move(file)) {}
@@ -57,14 +72,33 @@ class Reader {
     if (v < 0 || v > 1'000'000'000) fail(key, "expected an integer in [0, 1e9], got " + j.dump());
     out = static_cast<int>(v);
   }
-  void read_int64(const Json& j, const std::string& key, std::int64_t& out) const {
-    if (!j.is_number_integer() || j.get<std::int64_t>() < 0)
-      fail(key, "expected a non-negative integer, got " + j.dump());
-    out = j.get<std::int64_t>();
-  }
   void read_double(const Json& j, const std::string& key, double& out) const {
     if (!j.is_number()) fail(key, "expected a number, got " + j.dump());
     out = j.get<double>();
+  }
+
+  SettingValue read_value(const Json& j, const std::string& key, const SettingKey& spec) const {
+    switch (spec.kind) {
+      case SettingKey::Kind::flag:
+        if (!j.is_boolean()) fail(key, "expected true or false, got " + j.dump());
+        return j.get<bool>();
+      case SettingKey::Kind::integer: {
+        if (!j.is_number_integer()) fail(key, "expected an integer, got " + j.dump());
+        // A value beyond int64 reads as unsigned: out of range too.
+        if (j.is_number_unsigned() && j.get<std::uint64_t>() > std::uint64_t(INT64_MAX))
+          fail(key, "expected an integer in " + range_text(spec) + ", got " + j.dump());
+        const auto v = j.get<std::int64_t>();
+        if (v < spec.min || v > spec.max)
+          fail(key, "expected an integer in " + range_text(spec) + ", got " + j.dump());
+        return v;
+      }
+      case SettingKey::Kind::real: {
+        double v = 0;
+        read_double(j, key, v);
+        return v;
+      }
+    }
+    fail(key, "unknown kind of key");
   }
 
   // Reads a table whose keys must all be known: `fields` maps each key to its reader.
@@ -97,9 +131,6 @@ void apply(const Json& root, RunConfig& c, const Reader& r, const std::filesyste
   auto integer = [&r](int& out) {
     return [&r, &out](const Json& j, const std::string& k) { r.read_int(j, k, out); };
   };
-  auto integer64 = [&r](std::int64_t& out) {
-    return [&r, &out](const Json& j, const std::string& k) { r.read_int64(j, k, out); };
-  };
   auto real = [&r](double& out) {
     return [&r, &out](const Json& j, const std::string& k) { r.read_double(j, k, out); };
   };
@@ -107,49 +138,21 @@ void apply(const Json& root, RunConfig& c, const Reader& r, const std::filesyste
     return
         [&r, fields = std::move(fields)](const Json& j, const std::string& k) { r.read_table(j, k, fields); };
   };
-  Rules& rules = c.rules;
-  const Fields rule_fields = {
-      {"nonfinite", table({{"enabled", flag(rules.nonfinite.enabled)}})},
-      {"headroom", table({{"enabled", flag(rules.headroom.enabled)},
-                          {"overflow_headroom", real(rules.headroom.overflow_headroom)},
-                          {"underflow_fraction", real(rules.headroom.underflow_fraction)}})},
-      {"gradients", table({{"enabled", flag(rules.gradients.enabled)},
-                           {"min_history", integer(rules.gradients.min_history)},
-                           {"explode_ratio", real(rules.gradients.explode_ratio)},
-                           {"vanish_ratio", real(rules.gradients.vanish_ratio)},
-                           {"min_layers", integer(rules.gradients.min_layers)},
-                           {"explode_vs_layers", real(rules.gradients.explode_vs_layers)},
-                           {"vanish_vs_layers", real(rules.gradients.vanish_vs_layers)}})},
-      {"dead_units", table({{"enabled", flag(rules.dead_units.enabled)},
-                            {"window", integer(rules.dead_units.window)},
-                            {"min_fraction", real(rules.dead_units.min_fraction)},
-                            {"max_units", integer64(rules.dead_units.max_units)}})},
-      {"saturation", table({{"enabled", flag(rules.saturation.enabled)},
-                            {"margin", real(rules.saturation.margin)},
-                            {"gelu_cutoff", real(rules.saturation.gelu_cutoff)},
-                            {"max_fraction", real(rules.saturation.max_fraction)}})},
-      {"loss", table({{"enabled", flag(rules.loss.enabled)},
-                      {"spike_factor", real(rules.loss.spike_factor)},
-                      {"window", integer(rules.loss.window)},
-                      {"min_window", integer(rules.loss.min_window)},
-                      {"max_z", real(rules.loss.max_z)},
-                      {"divergence_window", integer(rules.loss.divergence_window)},
-                      {"divergence_factor", real(rules.loss.divergence_factor)}})},
-      {"update_ratio", table({{"enabled", flag(rules.update_ratio.enabled)},
-                              {"min_ratio", real(rules.update_ratio.min_ratio)},
-                              {"max_ratio", real(rules.update_ratio.max_ratio)}})},
-      {"weight_scale", table({{"enabled", flag(rules.weight_scale.enabled)},
-                              {"min_init", real(rules.weight_scale.min_init)},
-                              {"max_init", real(rules.weight_scale.max_init)},
-                              {"max_drift", real(rules.weight_scale.max_drift)}})},
-      {"spectral", table({{"enabled", flag(rules.spectral.enabled)},
-                          {"every", integer(rules.spectral.every)},
-                          {"max_iterations", integer(rules.spectral.max_iterations)},
-                          {"tolerance", real(rules.spectral.tolerance)},
-                          {"min_stable_rank", real(rules.spectral.min_stable_rank)},
-                          {"max_growth", real(rules.spectral.max_growth)},
-                          {"max_elements", integer64(rules.spectral.max_elements)}})},
-  };
+  // Note [Rule keys]: each rule declares its keys (RuleKeys), so [rules.<section>] is read from
+  // the registered rules, with no list of them here.
+  Fields rule_fields;
+  for (const auto& info : RuleRegistry::instance().rules()) {
+    rule_fields[info->section] = [&r, &c, info](const Json& j, const std::string& k) {
+      void* settings = c.rules.slot(info->section, info->settings_type, info->make_settings).data();
+      Fields fields;
+      for (const SettingKey& key : info->keys) {
+        fields[key.name] = [&r, &key, settings](const Json& value, const std::string& full) {
+          key.set(settings, r.read_value(value, full, key));
+        };
+      }
+      r.read_table(j, k, fields);
+    };
+  }
   const Fields top = {
       {"run_dir",
        [&](const Json& j, const std::string& k) {
@@ -194,6 +197,8 @@ void apply(const Json& root, RunConfig& c, const Reader& r, const std::filesyste
                                  {"moments_every", integer(c.flight_recorder_moments_every)}})},
       {"max_tracked", integer(c.max_tracked)},
       {"max_findings", integer(c.max_findings)},
+      {"sinks",
+       table({{"queue", integer(c.sink_queue)}, {"finish_timeout_s", real(c.sink_finish_timeout_s)}})},
       {"rules", table(rule_fields)},
       {"metrics", table({{"histogram_every", integer(c.metrics.histogram_every)},
                          {"max_histograms", integer(c.metrics.max_histograms)}})},
@@ -241,48 +246,25 @@ std::vector<std::pair<std::string, std::string>> RunConfig::entries() const {
   integer("flight_recorder.moments_every", flight_recorder_moments_every);
   integer("max_tracked", max_tracked);
   integer("max_findings", max_findings);
+  integer("sinks.queue", sink_queue);
+  number("sinks.finish_timeout_s", sink_finish_timeout_s);
   integer("metrics.histogram_every", metrics.histogram_every);
   integer("metrics.max_histograms", metrics.max_histograms);
-  flag("rules.nonfinite.enabled", rules.nonfinite.enabled);
-  flag("rules.headroom.enabled", rules.headroom.enabled);
-  number("rules.headroom.overflow_headroom", rules.headroom.overflow_headroom);
-  number("rules.headroom.underflow_fraction", rules.headroom.underflow_fraction);
-  flag("rules.gradients.enabled", rules.gradients.enabled);
-  integer("rules.gradients.min_history", rules.gradients.min_history);
-  number("rules.gradients.explode_ratio", rules.gradients.explode_ratio);
-  number("rules.gradients.vanish_ratio", rules.gradients.vanish_ratio);
-  integer("rules.gradients.min_layers", rules.gradients.min_layers);
-  number("rules.gradients.explode_vs_layers", rules.gradients.explode_vs_layers);
-  number("rules.gradients.vanish_vs_layers", rules.gradients.vanish_vs_layers);
-  flag("rules.dead_units.enabled", rules.dead_units.enabled);
-  integer("rules.dead_units.window", rules.dead_units.window);
-  number("rules.dead_units.min_fraction", rules.dead_units.min_fraction);
-  integer("rules.dead_units.max_units", rules.dead_units.max_units);
-  flag("rules.saturation.enabled", rules.saturation.enabled);
-  number("rules.saturation.margin", rules.saturation.margin);
-  number("rules.saturation.gelu_cutoff", rules.saturation.gelu_cutoff);
-  number("rules.saturation.max_fraction", rules.saturation.max_fraction);
-  flag("rules.loss.enabled", rules.loss.enabled);
-  number("rules.loss.spike_factor", rules.loss.spike_factor);
-  integer("rules.loss.window", rules.loss.window);
-  integer("rules.loss.min_window", rules.loss.min_window);
-  number("rules.loss.max_z", rules.loss.max_z);
-  integer("rules.loss.divergence_window", rules.loss.divergence_window);
-  number("rules.loss.divergence_factor", rules.loss.divergence_factor);
-  flag("rules.update_ratio.enabled", rules.update_ratio.enabled);
-  number("rules.update_ratio.min_ratio", rules.update_ratio.min_ratio);
-  number("rules.update_ratio.max_ratio", rules.update_ratio.max_ratio);
-  flag("rules.weight_scale.enabled", rules.weight_scale.enabled);
-  number("rules.weight_scale.min_init", rules.weight_scale.min_init);
-  number("rules.weight_scale.max_init", rules.weight_scale.max_init);
-  number("rules.weight_scale.max_drift", rules.weight_scale.max_drift);
-  flag("rules.spectral.enabled", rules.spectral.enabled);
-  integer("rules.spectral.every", rules.spectral.every);
-  integer("rules.spectral.max_iterations", rules.spectral.max_iterations);
-  number("rules.spectral.tolerance", rules.spectral.tolerance);
-  number("rules.spectral.min_stable_rank", rules.spectral.min_stable_rank);
-  number("rules.spectral.max_growth", rules.spectral.max_growth);
-  integer("rules.spectral.max_elements", rules.spectral.max_elements);
+  for (const auto& info : RuleRegistry::instance().rules()) {
+    const detail::SettingsBase* held = rules.find(info->section);
+    const auto defaults = held != nullptr ? nullptr : info->make_settings();
+    const void* settings = held != nullptr ? held->data() : defaults->data();
+    for (const SettingKey& key : info->keys) {
+      const std::string name = "rules." + info->section + "." + key.name;
+      const SettingValue value = key.get(settings);
+      if (const bool* b = std::get_if<bool>(&value))
+        flag(name, *b);
+      else if (const std::int64_t* i = std::get_if<std::int64_t>(&value))
+        integer(name, *i);
+      else
+        number(name, std::get<double>(value));
+    }
+  }
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -331,40 +313,31 @@ void RunConfig::validate() const {
   positive("flight_recorder.steps", flight_recorder_steps);
   positive("flight_recorder.moments_every", flight_recorder_moments_every);
   positive("max_tracked", max_tracked);
+  positive("sinks.queue", sink_queue);
+  positive("sinks.finish_timeout_s", sink_finish_timeout_s);
   if (diagnose_steps < 0) throw Error("diagnose_steps: must be >= 0");
   if (metrics.histogram_every < 0) throw Error("metrics.histogram_every: must be >= 0 (0: never)");
   if (metrics.max_histograms < 0) throw Error("metrics.max_histograms: must be >= 0");
   if (flight_recorder_after < 0 || flight_recorder_after >= flight_recorder_steps)
     throw Error("flight_recorder.after: must be in [0, flight_recorder.steps), got " +
                 std::to_string(flight_recorder_after));
-  positive("rules.headroom.overflow_headroom", rules.headroom.overflow_headroom);
-  fraction("rules.headroom.underflow_fraction", rules.headroom.underflow_fraction);
-  positive("rules.gradients.explode_ratio", rules.gradients.explode_ratio);
-  positive("rules.gradients.vanish_ratio", rules.gradients.vanish_ratio);
-  if (rules.gradients.vanish_ratio >= rules.gradients.explode_ratio)
-    throw Error("rules.gradients.vanish_ratio: must be below rules.gradients.explode_ratio");
-  positive("rules.gradients.min_history", rules.gradients.min_history);
-  positive("rules.gradients.min_layers", rules.gradients.min_layers);
-  positive("rules.dead_units.window", rules.dead_units.window);
-  fraction("rules.dead_units.min_fraction", rules.dead_units.min_fraction);
-  positive("rules.saturation.margin", rules.saturation.margin);
-  positive("rules.saturation.gelu_cutoff", rules.saturation.gelu_cutoff);
-  if (rules.saturation.margin >= 0.5) throw Error("rules.saturation.margin: must be below 0.5");
-  fraction("rules.saturation.max_fraction", rules.saturation.max_fraction);
-  positive("rules.loss.spike_factor", rules.loss.spike_factor);
-  positive("rules.loss.window", rules.loss.window);
-  positive("rules.loss.min_window", rules.loss.min_window);
-  positive("rules.loss.max_z", rules.loss.max_z);
-  positive("rules.loss.divergence_window", rules.loss.divergence_window);
-  positive("rules.loss.divergence_factor", rules.loss.divergence_factor);
-  if (rules.update_ratio.min_ratio < 0 || rules.update_ratio.min_ratio >= rules.update_ratio.max_ratio)
-    throw Error("rules.update_ratio: need 0 <= min_ratio < max_ratio");
-  if (rules.weight_scale.min_init < 0 || rules.weight_scale.min_init >= rules.weight_scale.max_init)
-    throw Error("rules.weight_scale: need 0 <= min_init < max_init");
-  if (!(rules.weight_scale.max_drift > 1)) throw Error("rules.weight_scale.max_drift: must be > 1");
-  positive("rules.spectral.every", rules.spectral.every);
-  positive("rules.spectral.max_iterations", rules.spectral.max_iterations);
-  positive("rules.spectral.tolerance", rules.spectral.tolerance);
+  for (const auto& info : RuleRegistry::instance().rules()) {
+    const detail::SettingsBase* held = rules.find(info->section);
+    if (held != nullptr && held->type() != info->settings_type)
+      throw Error("rules." + info->section + ": held by another settings type than the rule registered");
+    const auto defaults = held != nullptr ? nullptr : info->make_settings();
+    const void* settings = held != nullptr ? held->data() : defaults->data();
+    for (const SettingKey& key : info->keys) {
+      if (key.range == Range::any) continue;
+      const SettingValue value = key.get(settings);
+      const double x = std::holds_alternative<double>(value) ? std::get<double>(value)
+                                                             : double(std::get<std::int64_t>(value));
+      const std::string name = "rules." + info->section + "." + key.name;
+      if (key.range == Range::positive) positive(name.c_str(), x);
+      if (key.range == Range::fraction) fraction(name.c_str(), x);
+    }
+    for (const auto& check : info->checks) check(settings);
+  }
   if (target_dtype && !is_floating(*target_dtype))
     throw Error("target_dtype: must be a floating-point dtype, got " +
                 std::string(dtype_name(*target_dtype)));

@@ -1,7 +1,10 @@
 #include "tfdebug/session/session.hpp"
 
 #include <algorithm>
+#include <any>
+#include <array>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <exception>
@@ -10,78 +13,45 @@
 #include <string>
 #include <unordered_map>
 
-#include "monitors.hpp"
 #include "report_json.hpp"
+#include "rules/keyed_state.hpp"
+#include "sink_queue.hpp"
 #include "step_metrics.hpp"
-#include "tfdebug/session/console_sink.hpp"
-#include "tfdebug/session/json_report_sink.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/core/histogram.hpp"
 #include "tfdebug/core/stats.hpp"
-#include "tfdebug/core/tensor.hpp"
+#include "tfdebug/session/console_sink.hpp"
+#include "tfdebug/session/json_report_sink.hpp"
+#include "tfdebug/session/rule_registry.hpp"
+#include "unit_activity.hpp"
 
 namespace tfdebug {
 
 namespace {
 
 constexpr std::size_t kMaxHookErrors = 16;
+constexpr std::size_t kTables = 4 * 3;  // Role x Phase
 
-// Unit activity of an output whose last dimension holds the units: a unit is active when any of
-// its values over the batch and token dimensions is not +-0. That is column_nonzero over the
-// [rows, units] view, in one core pass with no copy for contiguous outputs (a transposed
-// [units, rows] view would be strided, which column_nonzero copies).
-std::vector<std::uint8_t> unit_activity(TensorView value) {
-  const std::int64_t units = value.shape(value.rank() - 1);
-  const std::int64_t rows = value.numel() / units;
-  Tensor copy;
-  if (!value.is_contiguous()) {
-    copy = Tensor::copy_of(value);
-    value = copy.view();
-  }
-  std::vector<std::uint8_t> active(static_cast<std::size_t>(units), 0);
-  column_nonzero(TensorView(value.data(), value.dtype(), {rows, units}), active.data());
-  return active;
-}
-
-// Fraction of the finite outputs of a tanh or sigmoid within `margin` of its asymptotes, from
-// fixed histogram bins whose outer bins are the tails (the margin is rounded to a whole bin); for
-// GELU, the fraction of its finite inputs below -cutoff.
-double saturated_fraction(const Observation& o, detail::SaturationKind kind, const SaturationRule& rule,
-                          std::int64_t finite) {
-  if (kind == detail::SaturationKind::gelu) {
-    const Histogram h = histogram_fixed(*o.input, 1, -rule.gelu_cutoff, -rule.gelu_cutoff + 1.0);
-    const std::int64_t inputs_finite = h.counts.front() + h.below + h.above;
-    return inputs_finite == 0 ? 0.0 : static_cast<double>(h.below) / static_cast<double>(inputs_finite);
-  }
-  const TensorView& value = o.value;
-  const double margin = rule.margin;
-  const bool tanh = kind == detail::SaturationKind::tanh;
-  const double lo = tanh ? -1.0 : 0.0;
-  const int bins = std::max(2, static_cast<int>(std::lround(1.0 / margin * (tanh ? 2.0 : 1.0))));
-  const Histogram h = histogram_fixed(value, bins, lo, 1.0);
-  if (finite == 0) return 0.0;
-  const std::int64_t tails = h.counts.front() + h.counts.back() + h.below + h.above;
-  return static_cast<double>(tails) / static_cast<double>(finite);
+std::size_t table_of(Role role, Phase phase) {
+  return std::size_t(role) * 3 + std::size_t(phase);
 }
 
 // Note [Light outputs]
 // A diagnose step hands the Session every op output (~550 tensors, 2 million values a step on
 // the demo model), and the full statistics of each cost as much as a cheap op: the stats kernel
 // counts every class of value and sums moments (~22 GB/s), and took ~0.3x of the demo's step on
-// its own. The rules on op outputs need less: non-finite values (then the exact counts, taken
-// from the full statistics of that one tensor), whether any value is zero (dead units: the
-// per-unit pass runs only then), and the range. compute_extremes gives those several times
-// faster. The full statistics still come every flight_recorder_moments_every steps (and after
-// the first error, until the flight recorder is written), so the flight recorder has means and
-// standard deviations of every op on those steps.
-// The values and updates of vectors (biases, norm scales: rank < 2) are light too: the parameter
-// rules that read moments (weight scale, update ratio, spectral norm) take weight matrices only,
-// so what those observations feed is the non-finite check and the flight recorder, as for an op
-// output. Gradients, and the updates of weight matrices, need their norm besides (the gradient
-// rules sum each layer's, the update-ratio rule divides by the weight's): compute_range_l2 gives
-// the range, NaN/Inf and the L2 norm in one pass, and the rules run on those. Only the values of
-// weight matrices (weight scale: the standard deviation; spectral norm) get the full statistics
-// on every step.
+// its own. The rules need less, and each says what (Rule::needs, a Need): most observations are
+// read only for NaN/Inf (rule nonfinite: then the exact counts, from the full statistics of that
+// one tensor), dead units need to know whether any value is zero (the per-unit pass runs only
+// then), gradients and the updates of weight matrices their L2 norm, the weight-scale rule the
+// standard deviation of weight matrices. So the Session runs the cheapest kernel that gives what
+// every rule reading the observation needs: compute_range (NaN/Inf and the range) or
+// compute_extremes (also zeros), several times faster than the full statistics, or
+// compute_range_l2 (the range and the L2 norm in one pass), or compute_stats. A finite
+// observation that no rule reads further only leaves its summary in the flight recorder. The full
+// statistics still come every flight_recorder_moments_every steps (and after the first error,
+// until the flight recorder is written, and while a sink wants per-step metrics), so the flight
+// recorder has means and standard deviations of every op on those steps.
 //
 // Stats from a one-pass summary of finite values: count, range and abs-max; the moments are NaN
 // (not measured) and the counts of zeros, signs and subnormals 0.
@@ -103,28 +73,75 @@ Stats summary_stats(DType dtype, const Extremes& e) {
   return s;
 }
 
+// A rule that reads an observation, what it needs, and what its measure() returned.
+struct Reader {
+  Rule* rule = nullptr;
+  Needs needs;
+  std::any measured;
+};
+
+// What to measure of an observation (Session::State::plan).
+struct Plan {
+  Need need = Need::none;  // the most any reader needs
+  bool zeros = false;      // some reader needs Need::zeros (compute_range_l2 does not count them)
+  bool full = false;       // the Session wants the full statistics itself (Note [Light outputs])
+  bool histogram = false;  // a histogram step of the per-step metrics
+};
+
+// What was measured (Session::State::measure).
+struct Measured {
+  Stats stats;
+  bool has_zero = false;
+  std::vector<std::int64_t> histogram;  // TensorFlow buckets, on histogram steps
+};
+
 }  // namespace
 
-struct Session::State : detail::Emitter {
+struct Session::State final : RuleContext {
   explicit State(RunConfig c)
       : config(std::move(c)),
-        monitors(config),
+        rules(RuleRegistry::instance().instantiate(config)),
         metrics(config),
-        recorder(config.flight_recorder_steps, config.flight_recorder_max_ops) {}
+        recorder(config.flight_recorder_steps, config.flight_recorder_max_ops) {
+    build_tables();
+  }
 
-  // detail::Emitter, called with `mutex` held.
+  // RuleContext, called with `mutex` held.
   void emit(Finding finding) override;
   void add_evidence(std::string_view rule, std::string_view module, std::string_view op, std::string_view key,
                     double delta) override;
+
+  // Which rules read which role and phase, in registration order.
+  void build_tables();
+  // What to measure of `o`, and which rules read it (into `readers`). No lock.
+  Plan plan(const Observation& o, std::vector<Reader>& readers) const;
+  // The statistics the plan asks for (the stats kernel; no lock).
+  Measured measure(const Observation& o, const Plan& plan) const;
+  // Under the lock: the flight recorder, the rules that read the observation, the metrics.
+  void dispatch(const Observation& o, const Measured& m, std::vector<Reader>& readers);
+
   void write_flight_recorder();
   RunSummary summary() const;
+  void hook_error(std::string text) {
+    if (hook_errors.size() < kMaxHookErrors) hook_errors.push_back(std::move(text));
+  }
 
   RunConfig config;
   mutable std::mutex mutex;
-  detail::Monitors monitors;
+  std::vector<std::unique_ptr<Rule>> rules;
+  struct Table {
+    std::vector<Rule*> asked;           // rules whose needs() this role and phase asks
+    std::vector<Rule*> only_nonfinite;  // rules that read it only when some value is NaN/Inf
+  };
+  std::array<Table, kTables> tables;
+  bool rules_fixed = false;  // the first step began: add_rule is closed
   detail::MetricsCollector metrics;
   FlightRecorder recorder;
-  std::vector<std::shared_ptr<Sink>> sinks;
+  std::vector<std::shared_ptr<Sink>> sinks;                // synchronous: called under the lock
+  std::vector<std::unique_ptr<detail::SinkQueue>> queues;  // queued (Note [Sink delivery])
+  std::chrono::milliseconds sink_timeout() const {
+    return std::chrono::milliseconds(std::int64_t(config.sink_finish_timeout_s * 1000));
+  }
   std::vector<Finding> findings;
   std::unordered_map<std::string, std::size_t> finding_index;  // rule/severity/module/op
   std::int64_t dropped_findings = 0;
@@ -153,6 +170,100 @@ std::string finding_key(std::string_view rule, Severity severity, std::string_vi
          detail::make_key(module, op);
 }
 }  // namespace
+
+void Session::State::build_tables() {
+  for (Table& t : tables) t = Table{};
+  for (const auto& rule : rules) {
+    const Interest interest = rule->interest();
+    for (const Role role : {Role::output, Role::parameter, Role::gradient, Role::update}) {
+      for (const Phase phase : {Phase::forward, Phase::backward, Phase::optimizer}) {
+        if (!interest.reads(role, phase)) continue;
+        Table& t = tables[table_of(role, phase)];
+        (interest.is_only_nonfinite() ? t.only_nonfinite : t.asked).push_back(rule.get());
+      }
+    }
+  }
+}
+
+Plan Session::State::plan(const Observation& o, std::vector<Reader>& readers) const {
+  Plan p;
+  const Table& t = tables[table_of(o.role, o.phase)];
+  // Registration order among readers: the asked rules and the only-non-finite ones interleave as
+  // registered, so readers are collected in the order of `rules`.
+  if (!t.only_nonfinite.empty()) p.need = Need::nonfinite;
+  std::size_t next_asked = 0;
+  std::size_t next_nonfinite = 0;
+  for (const auto& rule : rules) {
+    if (next_nonfinite < t.only_nonfinite.size() && t.only_nonfinite[next_nonfinite] == rule.get()) {
+      ++next_nonfinite;
+      readers.push_back({rule.get(), {Need::nonfinite}, {}});
+    } else if (next_asked < t.asked.size() && t.asked[next_asked] == rule.get()) {
+      ++next_asked;
+      const Needs needs = rule->needs(o);
+      if (needs.stats == Need::none && !needs.measure) continue;
+      readers.push_back({rule.get(), needs, {}});
+      p.need = std::max(p.need, needs.stats);
+      p.zeros = p.zeros || needs.stats == Need::zeros;
+    }
+    if (next_asked == t.asked.size() && next_nonfinite == t.only_nonfinite.size()) break;
+  }
+  p.full = o.step % config.flight_recorder_moments_every == 0 ||
+           metrics_wanted.load(std::memory_order_relaxed) || moments_wanted.load(std::memory_order_relaxed);
+  p.histogram = histograms_wanted.load(std::memory_order_relaxed) && metrics.histogram_step(o);
+  return p;
+}
+
+Measured Session::State::measure(const Observation& o, const Plan& plan) const {
+  Measured m;
+  const TensorView& v = o.value;
+  StatsOptions options;
+  if (plan.need == Need::target && config.target_dtype && is_floating(v.dtype()))
+    options.target = config.target_dtype;
+  const auto full = [&] {
+    m.stats = compute_stats(v, options);
+    m.has_zero = m.stats.zero > 0;
+  };
+  if (plan.full || plan.need >= Need::moments || (plan.need == Need::norm && plan.zeros)) {
+    full();
+  } else if (plan.need == Need::norm) {
+    const Extremes e = compute_range_l2(v);
+    if (e.nonfinite || !std::isfinite(e.l2)) {
+      full();  // the counts the finding reports, or a norm beyond f64's squares
+    } else {
+      m.stats = summary_stats(v.dtype(), e);
+      m.stats.l2 = e.l2;
+    }
+  } else if (plan.need == Need::zeros) {
+    const Extremes e = compute_extremes(v);
+    if (e.nonfinite) {
+      full();  // the counts the finding reports
+    } else {
+      m.stats = summary_stats(v.dtype(), e);
+      m.has_zero = e.zero;
+    }
+  } else {
+    const Extremes e = compute_range(v);  // no rule asks whether a value is 0
+    if (e.nonfinite)
+      full();
+    else
+      m.stats = summary_stats(v.dtype(), e);
+  }
+  return m;
+}
+
+void Session::State::dispatch(const Observation& o, const Measured& m, std::vector<Reader>& readers) {
+  ++observations;
+  recorder.record(o, m.stats);
+  const bool nonfinite = m.stats.nonfinite() > 0;
+  const detail::UnitActivity* units = nullptr;
+  for (Reader& r : readers) {
+    if (r.needs.stats == Need::nonfinite && !r.needs.measure && !nonfinite) continue;
+    r.rule->observe(RuleInput{o, m.stats, m.has_zero, r.measured}, *this);
+    if (units == nullptr) units = std::any_cast<detail::UnitActivity>(&r.measured);
+  }
+  if (metrics_wanted.load(std::memory_order_relaxed))
+    metrics.observe(o, detail::MetricInput{m.stats, units, m.histogram.empty() ? nullptr : &m.histogram});
+}
 
 void Session::State::emit(Finding finding) {
   const std::string key = finding_key(finding.rule, finding.severity, finding.module, finding.op);
@@ -187,7 +298,14 @@ void Session::State::emit(Finding finding) {
   }
   finding_index.emplace(key, findings.size());
   findings.push_back(std::move(finding));
-  for (const auto& sink : sinks) sink->on_finding(findings.back());
+  for (const auto& sink : sinks) {
+    try {
+      sink->on_finding(findings.back());
+    } catch (const std::exception& e) {
+      hook_error(std::string("sink: ") + e.what());
+    }
+  }
+  for (const auto& queue : queues) queue->finding(findings.back());
 }
 
 void Session::State::add_evidence(std::string_view rule, std::string_view module, std::string_view op,
@@ -220,10 +338,9 @@ RunSummary Session::State::summary() const {
   s.last_step = last_step;
   s.observations = observations;
   s.findings = findings;
-  s.spectral = monitors.spectral();
+  for (const auto& rule : rules) rule->summarize(s);
   s.flight_recorder = dump_path;
   s.dropped_findings = dropped_findings;
-  s.untracked_observations = monitors.untracked();
   s.dropped_op_summaries = recorder.dropped_ops();
   s.hook_errors = hook_errors;
   s.stopped = config.stop_on_error && error_found.load();
@@ -247,15 +364,29 @@ Session::~Session() {
 }
 
 void Session::add_sink(std::shared_ptr<Sink> sink) {
+  if (!sink) throw Error("Session::add_sink: no sink");
   const std::lock_guard lock(state_->mutex);
   if (sink->wants_histograms()) state_->histograms_wanted.store(true, std::memory_order_relaxed);
   if (sink->wants_step_metrics() || sink->wants_histograms())
     state_->metrics_wanted.store(true, std::memory_order_relaxed);
-  state_->sinks.push_back(std::move(sink));
+  if (sink->delivery() == Delivery::synchronous)
+    state_->sinks.push_back(std::move(sink));
+  else
+    state_->queues.push_back(std::make_unique<detail::SinkQueue>(
+        std::move(sink), std::size_t(state_->config.sink_queue), state_->sink_timeout()));
+}
+
+void Session::add_rule(std::unique_ptr<Rule> rule) {
+  if (!rule) throw Error("Session::add_rule: no rule");
+  const std::lock_guard lock(state_->mutex);
+  if (state_->rules_fixed) throw Error("Session::add_rule: rules are added before the first begin_step");
+  state_->rules.push_back(std::move(rule));
+  state_->build_tables();
 }
 
 void Session::begin_step(std::int64_t step) {
   const std::lock_guard lock(state_->mutex);
+  state_->rules_fixed = true;
   state_->current_step.store(step, std::memory_order_relaxed);
   if (!state_->first_step) state_->first_step = step;
   state_->recorder.begin_step(step);
@@ -266,108 +397,44 @@ std::optional<bool> Session::observe(const Observation& observation) {
   try {
     // Measurements that read tensor memory run outside the lock, so observers on several
     // threads scan in parallel; only the rule state is serialised.
-    detail::Measurements m;
-    StatsOptions options;
-    if (s.config.target_dtype && s.config.rules.headroom.enabled && is_floating(observation.value.dtype()))
-      options.target = s.config.target_dtype;
-    // Note [Light outputs]: most op outputs get the one-pass summary; see
-    // RunConfig::flight_recorder_moments_every.
-    const bool vector_value = (observation.role == Role::parameter || observation.role == Role::update) &&
-                              observation.value.rank() < 2;
-    const bool light = (observation.role == Role::output || observation.role == Role::gradient ||
-                        observation.role == Role::update || vector_value) &&
-                       !options.target && observation.step % s.config.flight_recorder_moments_every != 0 &&
-                       !s.metrics_wanted.load(std::memory_order_relaxed) &&
-                       !s.moments_wanted.load(std::memory_order_relaxed);
-    // Gradients and the updates of weight matrices: the rules read their norm (Note [Light outputs]).
-    const bool norm_light = light && (observation.role == Role::gradient ||
-                                      (observation.role == Role::update && observation.value.rank() >= 2));
-    const bool wants_units = s.monitors.wants_unit_activity(observation);
-    const auto saturation = s.monitors.saturation_kind(observation);
-    // Note [Light outputs]: a finite output that no rule reads further (most backward and
+    thread_local std::vector<Reader> readers;
+    readers.clear();
+    const Plan plan = s.plan(observation, readers);
+    Measured m = s.measure(observation, plan);
+    const bool finite = m.stats.nonfinite() == 0;
+    // Note [Light outputs]: a finite observation that no rule reads further (most backward and
     // optimizer outputs) only leaves its summary in the flight recorder.
-    // (light: no sink wants per-step metrics or histograms either.)
-    if (light && !norm_light && !wants_units && saturation == detail::SaturationKind::none) {
-      const Extremes e = compute_range(observation.value);  // no rule asks whether a value is 0
-      if (!e.nonfinite) {
-        const Stats summary = summary_stats(observation.value.dtype(), e);
-        const std::lock_guard lock(s.mutex);
-        ++s.observations;
-        s.recorder.record(observation, summary);
-        return true;
-      }
-    }
-    bool has_zero = false;
-    if (norm_light) {
-      const Extremes e = compute_range_l2(observation.value);
-      if (!e.nonfinite && std::isfinite(e.l2)) {
-        m.stats = summary_stats(observation.value.dtype(), e);
-        m.stats.l2 = e.l2;
-      } else {  // the counts the finding reports, or a norm beyond f64's squares
-        m.stats = compute_stats(observation.value, options);
-        has_zero = m.stats.zero > 0;
-      }
-    } else if (light) {
-      const Extremes e = compute_extremes(observation.value);
-      if (e.nonfinite) {
-        m.stats = compute_stats(observation.value, options);  // the counts the finding reports
-        has_zero = m.stats.zero > 0;
-      } else {
-        m.stats = summary_stats(observation.value.dtype(), e);
-        has_zero = e.zero;
-      }
-    } else {
-      m.stats = compute_stats(observation.value, options);
-      has_zero = m.stats.zero > 0;
+    if (plan.need <= Need::nonfinite && finite && !plan.full && !plan.histogram) {
+      const std::lock_guard lock(s.mutex);
+      ++s.observations;
+      s.recorder.record(observation, m.stats);
+      return true;
     }
     // A non-finite output whose producer answers only on demand: ask it now, outside the lock.
     Observation resolved = observation;
-    if (m.stats.nonfinite() > 0 && observation.role == Role::output) {
+    if (!finite && observation.role == Role::output)
       resolved.inputs_finite = observation.resolve_inputs_finite();
-    }
     resolved.inputs = nullptr;
-    if (wants_units) {
-      // No value is +-0 (most op outputs): every unit is active, no second pass needed.
-      if (!has_zero && m.stats.nonfinite() == 0)
-        m.all_units_active = observation.value.shape(observation.value.rank() - 1);
-      else
-        m.unit_active = unit_activity(observation.value);
-    }
-    if (saturation != detail::SaturationKind::none)
-      m.saturated_fraction =
-          saturated_fraction(observation, saturation, s.config.rules.saturation, m.stats.finite());
-    std::optional<std::vector<double>> spectral_start;
-    bool histogram = false;
-    const bool histogram_step =
-        s.histograms_wanted.load(std::memory_order_relaxed) && s.metrics.histogram_step(observation);
-    if ((observation.role == Role::parameter && m.stats.nonfinite() == 0) || histogram_step) {
-      const std::lock_guard lock(s.mutex);
-      if (observation.role == Role::parameter && m.stats.nonfinite() == 0)
-        spectral_start = s.monitors.spectral_due(observation);
-      histogram = histogram_step && s.metrics.reserve_histogram(observation);
+    for (Reader& r : readers) {
+      if (r.needs.measure) r.measured = r.rule->measure(observation, m.stats, m.has_zero);
     }
     // A second pass over the tensor, on histogram steps only (TensorFlow's fixed buckets, so the
     // outputs of one module add up into one histogram).
-    if (histogram) m.histogram = histogram_tensorflow(observation.value).counts;
-    if (spectral_start) {
-      SpectralOptions options_spectral;
-      options_spectral.max_iterations = s.config.rules.spectral.max_iterations;
-      options_spectral.tolerance = s.config.rules.spectral.tolerance;
-      options_spectral.start = std::move(*spectral_start);
-      m.spectral = estimate_spectral_norm(observation.value, options_spectral);
+    if (plan.histogram) {
+      bool reserved = false;
+      {
+        const std::lock_guard lock(s.mutex);
+        reserved = s.metrics.reserve_histogram(observation);
+      }
+      if (reserved) m.histogram = histogram_tensorflow(observation.value).counts;
     }
     const std::lock_guard lock(s.mutex);
-    ++s.observations;
-    s.recorder.record(resolved, m.stats);
-    s.monitors.observe(resolved, m, s);
-    if (s.metrics_wanted.load(std::memory_order_relaxed)) s.metrics.observe(resolved, m);
-    return m.stats.nonfinite() == 0;
+    s.dispatch(resolved, m, readers);
+    return finite;
   } catch (const std::exception& e) {
     // Note: nothing throws into the producer's (the user's) loop; the failure is reported.
     const std::lock_guard lock(s.mutex);
-    if (s.hook_errors.size() < kMaxHookErrors)
-      s.hook_errors.push_back(std::string(observation.module) + " " + std::string(observation.op) + ": " +
-                              e.what());
+    s.hook_error(std::string(observation.module) + " " + std::string(observation.op) + ": " + e.what());
   }
   return std::nullopt;
 }
@@ -375,17 +442,25 @@ std::optional<bool> Session::observe(const Observation& observation) {
 void Session::end_step(std::int64_t step, std::optional<double> loss) {
   State& s = *state_;
   const std::lock_guard lock(s.mutex);
-  s.monitors.end_step(step, loss, s);
+  for (const auto& rule : s.rules) {
+    try {
+      rule->end_step(step, loss, s);
+    } catch (const std::exception& e) {
+      s.hook_error(std::string("end_step: ") + e.what());
+    }
+  }
   if (s.metrics_wanted.load(std::memory_order_relaxed)) {
-    const StepMetrics metrics = s.metrics.end_step(step, loss);
+    // One StepMetrics a step, shared by every queue.
+    const auto metrics = std::make_shared<const StepMetrics>(s.metrics.end_step(step, loss));
     for (const auto& sink : s.sinks) {
       try {
-        sink->on_step(metrics);
+        sink->on_step(*metrics);
       } catch (const std::exception& e) {
         // Note: a sink that cannot write (a full disk) must not stop training; it is reported.
-        if (s.hook_errors.size() < kMaxHookErrors) s.hook_errors.push_back(std::string("sink: ") + e.what());
+        s.hook_error(std::string("sink: ") + e.what());
       }
     }
+    for (const auto& queue : s.queues) queue->step(metrics);
   }
   s.recorder.end_step(loss);
   ++s.steps;
@@ -395,8 +470,7 @@ void Session::end_step(std::int64_t step, std::optional<double> loss) {
     try {
       s.write_flight_recorder();
     } catch (const std::exception& e) {
-      if (s.hook_errors.size() < kMaxHookErrors)
-        s.hook_errors.push_back(std::string("flight recorder: ") + e.what());
+      s.hook_error(std::string("flight recorder: ") + e.what());
     }
   }
 }
@@ -418,8 +492,30 @@ RunSummary Session::finish() {
   const std::lock_guard lock(s.mutex);
   if (s.finished) return *s.finished;
   if (s.dump_at_step) s.write_flight_recorder();  // the run ended inside the window
+  // Note [Sink delivery]: what the queued sinks hold is delivered first, so that the summary
+  // counts what they dropped and what they threw.
+  std::int64_t dropped = 0;
+  for (const auto& queue : s.queues) {
+    if (!queue->drain(s.sink_timeout()))
+      s.hook_error("sink " + queue->name() + ": still delivering after " +
+                   std::to_string(s.config.sink_finish_timeout_s) +
+                   " s; the rest of its events are abandoned");
+    for (std::string& e : queue->take_errors()) s.hook_error(std::move(e));
+    if (const std::int64_t n = queue->dropped(); n > 0) {
+      dropped += n;
+      s.hook_error("sink " + queue->name() + ": dropped " + std::to_string(n) +
+                   " events it was too slow to take (RunConfig::sink_queue)");
+    }
+  }
   s.finished = s.summary();
+  s.finished->dropped_sink_events = dropped;
   for (const auto& sink : s.sinks) sink->on_run_end(*s.finished);
+  std::optional<std::string> failure;
+  for (const auto& queue : s.queues) {
+    if (auto error = queue->finish(*s.finished, s.sink_timeout()); error && !failure)
+      failure = "sink " + queue->name() + ": " + *error;
+  }
+  if (failure) throw Error(*failure);
   return *s.finished;
 }
 

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "rules/keyed_state.hpp"
+
 namespace tfdebug::detail {
 
 namespace {
@@ -12,6 +14,13 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 bool histogrammed(const Observation& o) {
   return o.role == Role::parameter || (o.role == Role::output && o.phase == Phase::forward);
+}
+
+// The layer a parameter belongs to: its module, or its name up to the last '.'.
+std::string layer_of(const Observation& o) {
+  if (!o.module.empty()) return std::string(o.module);
+  const std::size_t dot = o.op.rfind('.');
+  return std::string(dot == std::string_view::npos ? o.op : o.op.substr(0, dot));
 }
 
 std::string histogram_name(const Observation& o) {
@@ -62,7 +71,7 @@ void MetricsCollector::add_to(HistogramSnapshot& h, const Stats& s, const std::v
   h.sum_squares += s.l2 * s.l2;
 }
 
-void MetricsCollector::observe(const Observation& o, const Measurements& m) {
+void MetricsCollector::observe(const Observation& o, const MetricInput& m) {
   const Stats& s = m.stats;
   switch (o.role) {
     case Role::gradient:
@@ -87,22 +96,22 @@ void MetricsCollector::observe(const Observation& o, const Measurements& m) {
         a.nonfinite += s.nonfinite();
         a.zeros += s.zero;
         if (s.finite() > 0) a.abs_max = std::max(a.abs_max, s.abs_max);
-        if (!m.unit_active.empty()) {
-          const auto dead = std::count(m.unit_active.begin(), m.unit_active.end(), std::uint8_t{0});
-          const double fraction = double(dead) / double(m.unit_active.size());
+        if (m.units != nullptr && !m.units->active.empty()) {
+          const auto dead = std::count(m.units->active.begin(), m.units->active.end(), std::uint8_t{0});
+          const double fraction = double(dead) / double(m.units->active.size());
           a.dead_fraction = std::max(a.dead_fraction.value_or(0.0), fraction);
-        } else if (m.all_units_active > 0) {
+        } else if (m.units != nullptr && m.units->all_active > 0) {
           a.dead_fraction = std::max(a.dead_fraction.value_or(0.0), 0.0);
         }
       }
       break;
   }
-  if (m.histogram.empty()) return;
+  if (m.histogram == nullptr || m.histogram->empty()) return;
   const std::string name = histogram_name(o);
   auto& table = o.role == Role::parameter ? weights_ : activations_;
   HistogramSnapshot& h = table[name];
   h.name = name;
-  add_to(h, s, m.histogram);
+  add_to(h, s, *m.histogram);
 }
 
 StepMetrics MetricsCollector::end_step(std::int64_t step, std::optional<double> loss) {

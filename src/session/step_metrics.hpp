@@ -1,6 +1,6 @@
 // The per-step metrics of Sink::on_step, gathered from the measurements the Session makes for
-// its rules (Measurements: the stats kernel's result, unit activity, and on histogram steps the
-// TensorFlow-bucket counts). Private to the session target; called with the Session's lock held.
+// its rules (the stats kernel's result, the dead_units rule's unit activity, and on histogram
+// steps the TensorFlow-bucket counts). Private to the session target; called with the Session's lock held.
 #pragma once
 
 #include <cstdint>
@@ -9,11 +9,19 @@
 #include <set>
 #include <string>
 
-#include "monitors.hpp"
+#include "tfdebug/core/stats.hpp"
 #include "tfdebug/session/run_config.hpp"
 #include "tfdebug/session/step_metrics.hpp"
+#include "unit_activity.hpp"
 
 namespace tfdebug::detail {
+
+// What the Session measured about one observation.
+struct MetricInput {
+  const Stats& stats;
+  const UnitActivity* units = nullptr;                   // forward outputs the dead_units rule measured
+  const std::vector<std::int64_t>* histogram = nullptr;  // TensorFlow buckets, on histogram steps
+};
 
 class MetricsCollector {
  public:
@@ -26,7 +34,7 @@ class MetricsCollector {
   // histogram (a module's outputs share one); false when they are all taken (counted).
   bool reserve_histogram(const Observation& o);
 
-  void observe(const Observation& o, const Measurements& m);
+  void observe(const Observation& o, const MetricInput& m);
   // The step's metrics; clears the step's state.
   StepMetrics end_step(std::int64_t step, std::optional<double> loss);
 

@@ -18,7 +18,7 @@ std::filesystem::path run_with_faults(const std::string& name) {
   std::filesystem::remove_all(dir);
   RunConfig config = testing::quiet_config();
   config.run_dir = dir;
-  config.rules.dead_units.window = 3;
+  config.rules.get<DeadUnitsRule>().window = 3;
   Session session(config);
   for (std::int64_t step = 0; step < 6; ++step) {
     session.begin_step(step);

@@ -48,7 +48,7 @@ TEST(Rules, ExplodingGradientsRelativeToHistoryAndLayers) {
 TEST(Rules, GradientHistoryMedianIsOverTheLastNormsOnly) {
   RunConfig config = testing::quiet_config();
   config.history_length = 4;
-  config.rules.gradients.min_history = 4;
+  config.rules.get<GradientRule>().min_history = 4;
   Session session(config);
   const double norms[] = {5, 1, 9, 3, 7, 2, 1000};
   for (std::int64_t step = 0; step < 7; ++step) {
@@ -81,7 +81,7 @@ TEST(Rules, SteadyGradientsAreSilent) {
 
 TEST(Rules, DeadUnitsAfterTheWindow) {
   RunConfig config = testing::quiet_config();
-  config.rules.dead_units.window = 5;
+  config.rules.get<DeadUnitsRule>().window = 5;
   Session session(config);
   // [batch 4, units 8]; units 2 and 5 are always exactly 0 (dead ReLUs), the rest sometimes > 0.
   for (std::int64_t step = 0; step < 8; ++step) {
@@ -106,7 +106,7 @@ TEST(Rules, DeadUnitsAfterTheWindow) {
 
 TEST(Rules, DeadUnitsOfAStridedThreeDimensionalOutput) {
   RunConfig config = testing::quiet_config();
-  config.rules.dead_units.window = 2;
+  config.rules.get<DeadUnitsRule>().window = 2;
   Session session(config);
   // A [2, 3, 4] output seen through a transposed view [2, 4, 3]: units = last dim = 3 of the
   // view, i.e. index 1 of the stored layout's middle dim; unit 1 of the view is all zero.
@@ -324,7 +324,7 @@ TEST(Rules, NoHeadroomFindingsWithoutATarget) {
 
 TEST(Rules, SpectralRankCollapse) {
   RunConfig config = testing::quiet_config();
-  config.rules.spectral.every = 5;
+  config.rules.get<SpectralRule>().every = 5;
   Session session(config);
   // A rank-one 16 x 16 matrix: stable rank 1.
   std::vector<float> w(256);
@@ -347,8 +347,8 @@ TEST(Rules, SpectralRankCollapse) {
 
 TEST(Rules, DisabledRulesStaySilent) {
   RunConfig config = testing::quiet_config();
-  config.rules.nonfinite.enabled = false;
-  config.rules.loss.enabled = false;
+  config.rules.get<NonfiniteRule>().enabled = false;
+  config.rules.get<LossRule>().enabled = false;
   Session session(config);
   session.begin_step(0);
   session.observe(output(0, "m", "aten::log", {std::nanf("")}, {}, true));
@@ -360,7 +360,7 @@ TEST(Rules, DisabledRulesStaySilent) {
 // weights at scale ~1 with ~1e-3 updates, slowly decreasing noisy loss. No rule may fire.
 TEST(Rules, HealthyRunHasNoFindings) {
   RunConfig config = testing::quiet_config();
-  config.rules.dead_units.window = 20;
+  config.rules.get<DeadUnitsRule>().window = 20;
   config.target_dtype = DType::bf16;
   Session session(config);
   std::vector<float> w = normal(32 * 16, 0.0f, 0.25f, 7);  // fan_in 16: scale 1

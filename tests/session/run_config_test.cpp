@@ -66,14 +66,14 @@ every = 7
   EXPECT_EQ(c.target_dtype, DType::bf16);
   EXPECT_EQ(c.flight_recorder_steps, 16);
   EXPECT_EQ(c.flight_recorder_after, 3);
-  EXPECT_EQ(c.rules.dead_units.window, 50);
-  EXPECT_EQ(c.rules.dead_units.min_fraction, 0.25);
-  EXPECT_FALSE(c.rules.loss.enabled);
-  EXPECT_EQ(c.rules.loss.spike_factor, 5.0);
-  EXPECT_EQ(c.rules.spectral.every, 7);
+  EXPECT_EQ(c.rules.get<DeadUnitsRule>().window, 50);
+  EXPECT_EQ(c.rules.get<DeadUnitsRule>().min_fraction, 0.25);
+  EXPECT_FALSE(c.rules.get<LossRule>().enabled);
+  EXPECT_EQ(c.rules.get<LossRule>().spike_factor, 5.0);
+  EXPECT_EQ(c.rules.get<SpectralRule>().every, 7);
   // Untouched keys keep their defaults.
-  EXPECT_EQ(c.rules.gradients.explode_ratio, 10.0);
-  EXPECT_TRUE(c.rules.nonfinite.enabled);
+  EXPECT_EQ(c.rules.get<GradientRule>().explode_ratio, 10.0);
+  EXPECT_TRUE(c.rules.get<NonfiniteRule>().enabled);
 }
 
 TEST_F(RunConfigFile, JsonWithAbsoluteRunDir) {
@@ -82,9 +82,9 @@ TEST_F(RunConfigFile, JsonWithAbsoluteRunDir) {
   const RunConfig c = RunConfig::from_file(path);
   EXPECT_EQ(c.run_dir, "/tmp/abs");
   EXPECT_EQ(c.target_dtype, DType::f8_e4m3fn);
-  EXPECT_EQ(c.rules.update_ratio.min_ratio, 1e-6);
-  EXPECT_EQ(c.rules.update_ratio.max_ratio, 0.5);
-  EXPECT_EQ(c.rules.gradients.min_layers, 2);
+  EXPECT_EQ(c.rules.get<UpdateRatioRule>().min_ratio, 1e-6);
+  EXPECT_EQ(c.rules.get<UpdateRatioRule>().max_ratio, 0.5);
+  EXPECT_EQ(c.rules.get<GradientRule>().min_layers, 2);
   EXPECT_EQ(c.tier, Tier::watch);
 }
 
@@ -122,7 +122,7 @@ TEST_F(RunConfigFile, ErrorsNameTheFileAndTheKey) {
 TEST(RunConfig, ValidateInCode) {
   RunConfig c;
   c.validate();  // defaults are valid
-  c.rules.update_ratio.min_ratio = 1.0;
+  c.rules.get<UpdateRatioRule>().min_ratio = 1.0;
   EXPECT_THROW(Session{c}, Error);
   RunConfig d;
   d.flight_recorder_after = d.flight_recorder_steps;

@@ -64,7 +64,7 @@ inline std::string describe(const std::vector<Finding>& findings) {
 // A config with every rule on but no files and no console.
 inline RunConfig quiet_config() {
   RunConfig c;
-  c.rules.spectral.every = 10;
+  c.rules.get<SpectralRule>().every = 10;
   return c;
 }
 

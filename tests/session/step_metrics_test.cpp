@@ -16,6 +16,8 @@ namespace {
 class RecordingSink : public Sink {
  public:
   explicit RecordingSink(bool histograms) : histograms_(histograms) {}
+  // The tests read what it recorded right after each step.
+  Delivery delivery() const noexcept override { return Delivery::synchronous; }
   void on_finding(const Finding& f) override { findings.push_back(f); }
   void on_run_end(const RunSummary& s) override { summary = s; }
   void on_step(const StepMetrics& m) override { steps.push_back(m); }
@@ -234,7 +236,7 @@ TEST(StepMetrics, ASinkThatThrowsDoesNotStopTheRun) {
 TEST(StepMetrics, ConfigEntriesUseTheFileKeys) {
   RunConfig config;
   config.metrics.histogram_every = 25;
-  config.rules.loss.spike_factor = 12.5;
+  config.rules.get<LossRule>().spike_factor = 12.5;
   const auto entries = config.entries();
   auto value = [&](const std::string& key) {
     for (const auto& [k, v] : entries) {

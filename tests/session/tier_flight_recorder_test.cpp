@@ -16,7 +16,7 @@ using testing::with_rule;
 TEST(Tier, EscalatesAfterAWarningAndFallsBack) {
   RunConfig config = testing::quiet_config();
   config.diagnose_steps = 3;
-  config.rules.dead_units.enabled = false;
+  config.rules.get<DeadUnitsRule>().enabled = false;
   Session session(config);
   std::vector<Tier> tiers;
   for (std::int64_t step = 0; step < 10; ++step) {
@@ -39,7 +39,7 @@ TEST(Tier, EscalatesAfterAWarningAndFallsBack) {
 TEST(Tier, ARepeatedWarningEscalatesOnceUntilItComesBackAfterAQuietSpell) {
   RunConfig config = testing::quiet_config();
   config.diagnose_steps = 3;
-  config.rules.dead_units.enabled = false;
+  config.rules.get<DeadUnitsRule>().enabled = false;
   Session session(config);
   std::vector<Tier> tiers;
   for (std::int64_t step = 0; step < 20; ++step) {

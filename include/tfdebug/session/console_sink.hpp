@@ -15,6 +15,8 @@ namespace tfdebug {
 // is a terminal (and NO_COLOR is unset), unless `colour` says otherwise.
 class ConsoleSink : public Sink {
  public:
+  // A line per finding: quick, and in order with what the program prints.
+  Delivery delivery() const noexcept override { return Delivery::synchronous; }
   explicit ConsoleSink(std::FILE* out = stderr, std::optional<bool> colour = std::nullopt);
   void on_finding(const Finding& finding) override;
   void on_run_end(const RunSummary& summary) override;

@@ -13,6 +13,8 @@ namespace tfdebug {
 // Writes the run report as JSON at on_run_end (schema: docs/live-debugging.md).
 class JsonReportSink : public Sink {
  public:
+  // Writes only at on_run_end.
+  Delivery delivery() const noexcept override { return Delivery::synchronous; }
   explicit JsonReportSink(std::filesystem::path path);
   void on_finding(const Finding& finding) override;
   void on_run_end(const RunSummary& summary) override;

@@ -6,11 +6,12 @@
 //   tfdebug::RunConfig config;                          // in code ...
 //   config.run_dir = "runs/exp1";
 //   config.target_dtype = tfdebug::DType::f16;
-//   config.rules.dead_units.window = 50;
+//   config.rules.get<tfdebug::DeadUnitsRule>().window = 50;   // tfdebug/session/rules/dead_units.hpp
 //   auto from_disk = tfdebug::RunConfig::from_file("tfdebug.toml");  // ... or from a file
 //
 // from_file reads JSON (.json) or TOML (.toml) with the same keys; unknown keys and values of
-// the wrong type or range are errors (tfdebug::Error naming the file and the key).
+// the wrong type or range are errors (tfdebug::Error naming the file and the key). The keys of
+// [rules.<section>] are those each registered rule declares (rule_registry.hpp).
 #pragma once
 
 #include <cstdint>
@@ -22,92 +23,9 @@
 
 #include "tfdebug/core/dtype.hpp"
 #include "tfdebug/session/observation.hpp"
+#include "tfdebug/session/rule_settings.hpp"
 
 namespace tfdebug {
-
-struct NonfiniteRule {
-  bool enabled = true;
-};
-
-struct HeadroomRule {
-  bool enabled = true;  // runs only when RunConfig::target_dtype is set
-  // abs_max / the target's largest finite value at or above this: overflow risk. 0.763 is
-  // ONNX Runtime's HALF_OVERFLOW_THRESHOLD (50000 of f16's 65504).
-  double overflow_headroom = 0.763;
-  // Fraction of the elements that would flush to zero in the target at or above this.
-  double underflow_fraction = 0.01;
-};
-
-struct GradientRule {
-  bool enabled = true;
-  int min_history = 5;               // steps of a layer's history before comparing to it
-  double explode_ratio = 10.0;       // norm / median of the layer's history above this
-  double vanish_ratio = 1e-2;        // ... below this
-  int min_layers = 3;                // layers in a step before comparing layers
-  double explode_vs_layers = 100.0;  // norm / median of the step's layer norms above this
-  double vanish_vs_layers = 1e-3;    // ... below this
-};
-
-struct DeadUnitsRule {
-  bool enabled = true;
-  int window = 100;                  // a unit is dead when it was exactly 0 for this many steps
-  double min_fraction = 0.1;         // report a module when at least this fraction of units is dead
-  std::int64_t max_units = 1 << 20;  // outputs with more units (last dimension) are skipped
-};
-
-struct SaturationRule {
-  bool enabled = true;
-  double margin = 0.01;       // tanh: |y| >= 1 - margin; sigmoid: y <= margin or y >= 1 - margin
-  double gelu_cutoff = 3.0;   // GELU: input x < -gelu_cutoff, where |GELU'(x)| < 0.012
-  double max_fraction = 0.5;  // report when at least this fraction of values is saturated
-};
-
-struct LossRule {
-  bool enabled = true;
-  double spike_factor = 10.0;      // loss > factor x the largest loss seen (Megatron-LM)
-  int window = 50;                 // losses kept for the robust z-score
-  int min_window = 10;             // losses needed before the z-score is used
-  double max_z = 6.0;              // (loss - median) / (1.4826 MAD) above this is a spike
-  int divergence_window = 10;      // median of this many recent losses ...
-  double divergence_factor = 3.0;  // ... above factor x the best such median: divergence
-};
-
-struct UpdateRatioRule {
-  bool enabled = true;
-  double min_ratio = 1e-5;  // ||update|| / ||parameter|| below this: not learning
-  double max_ratio = 1e-1;  // above this: learning rate too high (CS231n: ~1e-3 is healthy)
-};
-
-struct WeightScaleRule {
-  bool enabled = true;
-  // std * sqrt(fan_in) of a weight matrix when first seen outside [min_init, max_init];
-  // embedding tables (names with embed, wte, wpe, tok, pos) are not judged by fan-in
-  double min_init = 0.05;
-  double max_init = 8.0;
-  double max_drift = 10.0;  // scale / first scale above this or below 1 / max_drift
-};
-
-struct SpectralRule {
-  bool enabled = true;
-  int every = 50;                       // steps between measurements of each weight matrix
-  int max_iterations = 100;             // power iteration steps (warm-started from the last vector)
-  double tolerance = 1e-6;              // relative change of the estimate that stops iterating
-  double min_stable_rank = 1.5;         // ||W||_F^2 / sigma_max^2 below this: rank collapse
-  double max_growth = 10.0;             // sigma_max / the first measurement above this
-  std::int64_t max_elements = 1 << 24;  // larger matrices are skipped
-};
-
-struct Rules {
-  NonfiniteRule nonfinite;
-  HeadroomRule headroom;
-  GradientRule gradients;
-  DeadUnitsRule dead_units;
-  SaturationRule saturation;
-  LossRule loss;
-  UpdateRatioRule update_ratio;
-  WeightScaleRule weight_scale;
-  SpectralRule spectral;
-};
 
 // The per-step metrics handed to sinks (Sink::on_step, include/tfdebug/session/step_metrics.hpp).
 struct MetricsConfig {
@@ -142,7 +60,15 @@ struct RunConfig {
   int flight_recorder_moments_every = 10;
   int max_tracked = 10000;  // distinct (module, op) keys with rule state; the rest are counted
   int max_findings = 1000;  // distinct findings kept; the rest are counted
-  Rules rules;
+  // Queued sinks (Sink::delivery, the default): events each sink's queue holds before new ones
+  // are dropped (and counted), and how long finish() waits for a sink to deliver what it holds
+  // and to return from on_run_end before it gives up on it. File keys: sinks.queue,
+  // sinks.finish_timeout_s.
+  int sink_queue = 4096;
+  double sink_finish_timeout_s = 30.0;
+  // Each rule's settings, by its settings type (include/tfdebug/session/rules/, or a plug-in's):
+  // config.rules.get<DeadUnitsRule>().window = 50.
+  RuleSettings rules;
   MetricsConfig metrics;
 
   // Reads a .json or .toml file (by extension). A relative run_dir is relative to the file's

@@ -38,7 +38,8 @@ struct RunSummary {
   std::int64_t dropped_findings = 0;                     // beyond RunConfig::max_findings
   std::int64_t untracked_observations = 0;               // keys beyond RunConfig::max_tracked
   std::int64_t dropped_op_summaries = 0;                 // beyond RunConfig::flight_recorder_max_ops
-  std::vector<std::string> hook_errors;                  // failures inside observe (the first 16)
+  std::int64_t dropped_sink_events = 0;                  // events queued sinks were too slow to take
+  std::vector<std::string> hook_errors;                  // failures in rules and sinks (the first 16)
   bool stopped = false;                                  // stop_on_error was set and an error was found
 };
 

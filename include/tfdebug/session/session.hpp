@@ -1,7 +1,8 @@
 // Session: the hub of a debugged run. Producers (the LibTorch adapter, the Probe API) hand it
 // observations; it computes each tensor's statistics with the core stats kernel, runs the
 // monitors and rules of docs/rules.md, deduplicates findings, raises the tier after a rule
-// trips, keeps a flight recorder, and fans findings out to sinks.
+// trips, keeps a flight recorder, and fans findings out to sinks. The rules are plug-ins
+// (rule.hpp, rule_registry.hpp): the built-in ones and any the program registers or adds.
 //
 //   tfdebug::RunConfig config;
 //   config.run_dir = "runs/exp1";                   // report.json (+ flight_recorder.json)
@@ -23,6 +24,8 @@
 #include "tfdebug/session/finding.hpp"
 #include "tfdebug/session/flight_recorder.hpp"
 #include "tfdebug/session/observation.hpp"
+#include "tfdebug/session/rule.hpp"
+#include "tfdebug/session/rules.hpp"  // generated: every built-in rule's settings
 #include "tfdebug/session/run_config.hpp"
 #include "tfdebug/session/sink.hpp"
 
@@ -37,6 +40,9 @@ class Session : public ObservationSink {
   Session& operator=(const Session&) = delete;
 
   void add_sink(std::shared_ptr<Sink> sink);
+  // Runs `rule` too, after the registered rules (RuleRegistry) the configuration enabled. Rules
+  // are added before the first begin_step; later, tfdebug::Error.
+  void add_rule(std::unique_ptr<Rule> rule);
 
   void begin_step(std::int64_t step) override;
   std::optional<bool> observe(const Observation& observation) override;

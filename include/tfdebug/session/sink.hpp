@@ -3,11 +3,16 @@
 // with that step's metrics (after the step's findings), and on_run_end once with the
 // deduplicated summary.
 //
-// Lock rules: every call is made with the Session's lock held, from the thread that called
-// begin_step/end_step/finish (on_finding also from observing threads). Keep them quick (queue,
-// buffer, append; no waiting on the network), and never call back into the Session from them.
-// An exception from on_step is caught by the Session and reported in RunSummary::hook_errors,
-// so a full disk never stops training.
+// Delivery (Note [Sink delivery] in src/session/sink_queue.cpp): a sink is queued unless it says
+// it is quick. A queued sink has a thread and a bounded queue of its own; the Session only
+// copies each event into that queue, so a slow or stuck sink costs the training thread nothing.
+// When its queue is full, new events are dropped and counted (RunSummary::dropped_sink_events);
+// finish() waits for the queue to empty (at most RunConfig::sink_finish_timeout_s) before
+// on_run_end. A synchronous sink is called with the Session's lock held, on the thread that
+// called begin_step/end_step/finish (on_finding also from observing threads): keep it quick
+// (append to memory, print a line) and never call back into the Session from any sink.
+// An exception from on_step or on_finding is caught and reported in RunSummary::hook_errors, so
+// a full disk never stops training; one from on_run_end makes finish() throw tfdebug::Error.
 //
 //   class Printer : public tfdebug::Sink {
 //     void on_finding(const tfdebug::Finding& f) override { std::puts(f.message.c_str()); }
@@ -19,15 +24,24 @@
 // (json_report_sink.hpp); tfdebug::export writes TensorBoard, MLflow, Excel, JSONL and CSV.
 #pragma once
 
+#include <cstdint>
+
 #include "tfdebug/session/finding.hpp"
 #include "tfdebug/session/run_summary.hpp"
 #include "tfdebug/session/step_metrics.hpp"
 
 namespace tfdebug {
 
+enum class Delivery : std::uint8_t {
+  queued,       // on the sink's own thread, through a bounded queue (the default)
+  synchronous,  // on the Session's thread, under its lock: for sinks that only append to memory
+};
+
 class Sink {
  public:
   virtual ~Sink() = default;
+  // Read at add_sink.
+  virtual Delivery delivery() const noexcept { return Delivery::queued; }
   virtual void on_finding(const Finding& finding) = 0;
   virtual void on_run_end(const RunSummary& summary) = 0;
   // The step's metrics (StepMetrics::weights and activations are filled only on histogram

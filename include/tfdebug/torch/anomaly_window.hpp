@@ -27,6 +27,8 @@ namespace tfdebug::torch {
 
 class AnomalyWindowSink : public Sink {
  public:
+  // Marks the profiler at the step the error arrives, not later.
+  Delivery delivery() const noexcept override { return Delivery::synchronous; }
   explicit AnomalyWindowSink(std::shared_ptr<Profiler> profiler, Severity at_least = Severity::error)
       : profiler_(std::move(profiler)), at_least_(at_least) {}
   void on_finding(const Finding& finding) override;

@@ -1,0 +1,38 @@
+// Settings of the rules `exploding_gradients` and `vanishing_gradients` (docs/rules.md: per layer).
+//
+//   config.rules.get<tfdebug::GradientRule>().explode_ratio = 20;   // [rules.gradients]
+#pragma once
+
+#include <string_view>
+
+#include "tfdebug/core/error.hpp"
+#include "tfdebug/session/rule_settings.hpp"
+
+namespace tfdebug {
+
+struct GradientRule {
+  static constexpr std::string_view kSection = "gradients";
+  bool enabled = true;
+  int min_history = 5;               // steps of a layer's history before comparing to it
+  double explode_ratio = 10.0;       // norm / median of the layer's history above this
+  double vanish_ratio = 1e-2;        // ... below this
+  int min_layers = 3;                // layers in a step before comparing layers
+  double explode_vs_layers = 100.0;  // norm / median of the step's layer norms above this
+  double vanish_vs_layers = 1e-3;    // ... below this
+
+  static void describe(RuleKeys<GradientRule>& keys) {
+    keys.flag("enabled", &GradientRule::enabled)
+        .integer("min_history", &GradientRule::min_history, Range::positive)
+        .real("explode_ratio", &GradientRule::explode_ratio, Range::positive)
+        .real("vanish_ratio", &GradientRule::vanish_ratio, Range::positive)
+        .integer("min_layers", &GradientRule::min_layers, Range::positive)
+        .real("explode_vs_layers", &GradientRule::explode_vs_layers)
+        .real("vanish_vs_layers", &GradientRule::vanish_vs_layers)
+        .check([](const GradientRule& r) {
+          if (r.vanish_ratio >= r.explode_ratio)
+            throw Error("rules.gradients.vanish_ratio: must be below rules.gradients.explode_ratio");
+        });
+  }
+};
+
+}  // namespace tfdebug

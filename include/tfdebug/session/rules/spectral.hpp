@@ -1,0 +1,35 @@
+// Settings of the rule `spectral` (docs/rules.md: spectral norm and stable rank of weight
+// matrices by power iteration, every k steps).
+//
+//   config.rules.get<tfdebug::SpectralRule>().every = 10;   // [rules.spectral] every = 10
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "tfdebug/session/rule_settings.hpp"
+
+namespace tfdebug {
+
+struct SpectralRule {
+  static constexpr std::string_view kSection = "spectral";
+  bool enabled = true;
+  int every = 50;                       // steps between measurements of each weight matrix
+  int max_iterations = 100;             // power iteration steps (warm-started from the last vector)
+  double tolerance = 1e-6;              // relative change of the estimate that stops iterating
+  double min_stable_rank = 1.5;         // ||W||_F^2 / sigma_max^2 below this: rank collapse
+  double max_growth = 10.0;             // sigma_max / the first measurement above this
+  std::int64_t max_elements = 1 << 24;  // larger matrices are skipped
+
+  static void describe(RuleKeys<SpectralRule>& keys) {
+    keys.flag("enabled", &SpectralRule::enabled)
+        .integer("every", &SpectralRule::every, Range::positive)
+        .integer("max_iterations", &SpectralRule::max_iterations, Range::positive)
+        .real("tolerance", &SpectralRule::tolerance, Range::positive)
+        .real("min_stable_rank", &SpectralRule::min_stable_rank)
+        .real("max_growth", &SpectralRule::max_growth)
+        .integer("max_elements", &SpectralRule::max_elements);
+  }
+};
+
+}  // namespace tfdebug

@@ -1,0 +1,30 @@
+// Settings of the rule `update_ratio` (docs/rules.md: ||update|| / ||weight|| of weight matrices).
+//
+//   config.rules.get<tfdebug::UpdateRatioRule>().max_ratio = 0.5;   // [rules.update_ratio]
+#pragma once
+
+#include <string_view>
+
+#include "tfdebug/core/error.hpp"
+#include "tfdebug/session/rule_settings.hpp"
+
+namespace tfdebug {
+
+struct UpdateRatioRule {
+  static constexpr std::string_view kSection = "update_ratio";
+  bool enabled = true;
+  double min_ratio = 1e-5;  // ||update|| / ||parameter|| below this: not learning
+  double max_ratio = 1e-1;  // above this: learning rate too high (CS231n: ~1e-3 is healthy)
+
+  static void describe(RuleKeys<UpdateRatioRule>& keys) {
+    keys.flag("enabled", &UpdateRatioRule::enabled)
+        .real("min_ratio", &UpdateRatioRule::min_ratio)
+        .real("max_ratio", &UpdateRatioRule::max_ratio)
+        .check([](const UpdateRatioRule& r) {
+          if (r.min_ratio < 0 || r.min_ratio >= r.max_ratio)
+            throw Error("rules.update_ratio: need 0 <= min_ratio < max_ratio");
+        });
+  }
+};
+
+}  // namespace tfdebug

@@ -1,0 +1,36 @@
+// Settings of the rules `init_scale` and `weight_drift` (docs/rules.md: std * sqrt(fan_in) of
+// weight matrices).
+//
+//   config.rules.get<tfdebug::WeightScaleRule>().max_drift = 4;   // [rules.weight_scale]
+#pragma once
+
+#include <string_view>
+
+#include "tfdebug/core/error.hpp"
+#include "tfdebug/session/rule_settings.hpp"
+
+namespace tfdebug {
+
+struct WeightScaleRule {
+  static constexpr std::string_view kSection = "weight_scale";
+  bool enabled = true;
+  // std * sqrt(fan_in) of a weight matrix when first seen outside [min_init, max_init];
+  // embedding tables (names with embed, wte, wpe, tok, pos) are not judged by fan-in
+  double min_init = 0.05;
+  double max_init = 8.0;
+  double max_drift = 10.0;  // scale / first scale above this or below 1 / max_drift
+
+  static void describe(RuleKeys<WeightScaleRule>& keys) {
+    keys.flag("enabled", &WeightScaleRule::enabled)
+        .real("min_init", &WeightScaleRule::min_init)
+        .real("max_init", &WeightScaleRule::max_init)
+        .real("max_drift", &WeightScaleRule::max_drift)
+        .check([](const WeightScaleRule& r) {
+          if (r.min_init < 0 || r.min_init >= r.max_init)
+            throw Error("rules.weight_scale: need 0 <= min_init < max_init");
+          if (!(r.max_drift > 1)) throw Error("rules.weight_scale.max_drift: must be > 1");
+        });
+  }
+};
+
+}  // namespace tfdebug

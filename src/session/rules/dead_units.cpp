@@ -1,0 +1,106 @@
+// Rule dead_units (docs/rules.md): units of a forward output (its last dimension) that were
+// exactly 0 for every input over a window of steps, from column_nonzero's per-unit activity.
+#include <algorithm>
+#include <any>
+#include <string>
+#include <vector>
+
+#include "../unit_activity.hpp"
+#include "keyed_state.hpp"
+#include "rule_text.hpp"
+#include "tfdebug/session/rule_registry.hpp"
+#include "tfdebug/session/rules/dead_units.hpp"
+
+namespace tfdebug::detail {
+namespace {
+
+class DeadUnits final : public Rule {
+ public:
+  DeadUnits(const RunConfig& config, const DeadUnitsRule& settings)
+      : rule_(settings), units_(std::size_t(config.max_tracked)) {}
+
+  Interest interest() const override { return Interest::of(Role::output, Phase::forward); }
+  Needs needs(const Observation& o) const override {
+    const TensorView& v = o.value;
+    if (v.rank() < 2 || !is_floating(v.dtype()) || v.numel() == 0) return {};
+    const std::int64_t units = v.shape(v.rank() - 1);
+    if (units < 2 || units > rule_.max_units) return {};
+    return {Need::zeros, /*measure=*/true};
+  }
+  std::any measure(const Observation& o, const Stats& stats, bool has_zero) override {
+    return unit_activity(o.value, has_zero, stats.nonfinite() == 0);
+  }
+
+  void observe(const RuleInput& in, RuleContext& out) override {
+    const auto* activity = std::any_cast<UnitActivity>(&in.measured);
+    if (activity == nullptr || activity->units() == 0) return;
+    const Observation& o = in.observation;
+    UnitState* state = units_.find_or_add(o.module, o.op);
+    if (state == nullptr) return;
+    const bool all_active = activity->active.empty();
+    const auto units = std::size_t(activity->units());
+    if (state->last_active.size() != units) {  // first sight (or the layer changed width)
+      state->last_active.assign(units, -1);
+      state->all_active = -1;
+      state->first_step = o.step;
+      state->last_evaluated = -1;
+    }
+    if (all_active) {
+      state->all_active = o.step;
+    } else {
+      for (std::size_t u = 0; u < units; ++u) {
+        if (activity->active[u] != 0) state->last_active[u] = o.step;
+      }
+    }
+    if (o.step - state->first_step + 1 < rule_.window || state->last_evaluated == o.step) return;
+    state->last_evaluated = o.step;
+    const std::int64_t cutoff = o.step - rule_.window + 1;
+    if (state->all_active >= cutoff) return;  // every unit was active within the window
+    std::int64_t dead = 0;
+    std::int64_t first_dead = -1;
+    for (std::size_t u = 0; u < units; ++u) {
+      if (std::max(state->last_active[u], state->all_active) < cutoff) {
+        if (dead == 0) first_dead = std::int64_t(u);
+        ++dead;
+      }
+    }
+    const double fraction = double(dead) / double(units);
+    if (dead == 0 || fraction < rule_.min_fraction) return;
+    Finding f = make_finding("dead_units", Severity::warning, o.step, o.phase, o.module, o.op);
+    f.message = std::to_string(dead) + " of " + std::to_string(units) + " units (" + num(100 * fraction) +
+                "%) of " + where(o.module, o.op) + " were exactly 0 for every input over the last " +
+                std::to_string(rule_.window) + " steps" + at_step(o.phase, o.step);
+    f.suggestion =
+        "dead ReLUs: lower the learning rate, check the bias and weight initialisation of the layer "
+        "before, or use LeakyReLU/GELU";
+    f.evidence = {{"dead", dead},
+                  {"units", units},
+                  {"fraction", fraction},
+                  {"window", rule_.window},
+                  {"first_dead_unit", first_dead}};
+    out.emit(std::move(f));
+  }
+
+  void summarize(RunSummary& summary) const override { summary.untracked_observations += units_.untracked(); }
+
+ private:
+  struct UnitState {
+    std::int64_t first_step = 0;
+    std::int64_t last_evaluated = -1;
+    std::vector<std::int64_t> last_active;  // per unit, -1: never (see all_active)
+    // The last step at which every unit was active (most outputs, most steps: no +-0 at all),
+    // kept instead of writing it into every unit: a unit's last active step is the later of the
+    // two.
+    std::int64_t all_active = -1;
+  };
+  DeadUnitsRule rule_;
+  KeyedState<UnitState> units_;
+};
+
+}  // namespace
+
+void register_rule_dead_units(RuleRegistry& registry) {
+  registry.add<DeadUnitsRule, DeadUnits>();
+}
+
+}  // namespace tfdebug::detail

@@ -1,0 +1,117 @@
+// Rules exploding_gradients and vanishing_gradients (docs/rules.md): each layer's gradient norm
+// (the root of the sum of its parameters' squared gradient norms) against its own history and
+// against the other layers of the step.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "history.hpp"
+#include "keyed_state.hpp"
+#include "rule_text.hpp"
+#include "tfdebug/session/rule_registry.hpp"
+#include "tfdebug/session/rules/gradients.hpp"
+
+namespace tfdebug::detail {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+class Gradients final : public Rule {
+ public:
+  Gradients(const RunConfig& config, const GradientRule& settings)
+      : rule_(settings),
+        history_length_(std::size_t(config.history_length)),
+        layers_(std::size_t(config.max_tracked)) {}
+
+  Interest interest() const override { return Interest::role(Role::gradient); }
+  Needs needs(const Observation& /*o*/) const override { return {Need::norm}; }
+
+  void observe(const RuleInput& in, RuleContext& /*out*/) override {
+    if (in.stats.nonfinite() > 0) return;  // the norm needs finite values
+    const Observation& o = in.observation;
+    // The layer: its module, or its name up to the last '.'.
+    const std::size_t dot = o.op.rfind('.');
+    const std::string_view layer = !o.module.empty()               ? o.module
+                                   : dot == std::string_view::npos ? o.op
+                                                                   : o.op.substr(0, dot);
+    if (Layer* entry = layers_.find_or_add(layer, "")) {
+      entry->sq = (entry->seen ? entry->sq : 0.0) + in.stats.l2 * in.stats.l2;
+      entry->seen = true;
+    }
+  }
+
+  void end_step(std::int64_t step, std::optional<double> /*loss*/, RuleContext& out) override {
+    // This step's layers, by name: findings of one step come out in a stable order.
+    std::vector<std::pair<std::string_view, Layer*>> layers;
+    std::vector<double> norms;
+    layers_.for_each([&](std::string_view name, std::string_view, Layer& entry) {
+      if (!entry.seen) return;
+      layers.emplace_back(name, &entry);
+      norms.push_back(std::sqrt(entry.sq));
+    });
+    const double layers_median = norms.size() >= std::size_t(rule_.min_layers) ? median_of(norms) : kNaN;
+    std::sort(layers.begin(), layers.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [layer, entry] : layers) {
+      const double norm = std::sqrt(entry->sq);
+      entry->seen = false;  // the next step starts empty; the entries stay, so it allocates nothing
+      if (!entry->history) entry->history.emplace(history_length_);
+      Ring& history = *entry->history;
+      const double history_median =
+          history.size() >= std::size_t(rule_.min_history) ? history.median() : kNaN;
+      const double to_history = history_median > 0 ? norm / history_median : kNaN;
+      const double to_layers = layers_median > 0 ? norm / layers_median : kNaN;
+      const bool explode = to_history > rule_.explode_ratio || to_layers > rule_.explode_vs_layers;
+      const bool vanish = (norm == 0 && (history_median > 0 || layers_median > 0)) ||
+                          to_history < rule_.vanish_ratio || to_layers < rule_.vanish_vs_layers;
+      if (explode || vanish) {
+        Finding f = make_finding(explode ? "exploding_gradients" : "vanishing_gradients", Severity::warning,
+                                 step, Phase::backward, layer, "");
+        std::string relative;
+        if (!std::isnan(to_history))
+          relative +=
+              num(to_history) + "x the median of its last " + std::to_string(history.size()) + " steps";
+        if (!std::isnan(to_layers))
+          relative += (relative.empty() ? "" : ", ") + num(to_layers) + "x the median layer of this step";
+        f.message = "gradient norm of " + std::string(layer) + " is " + num(norm) + " (" + relative + ")" +
+                    at_step(Phase::backward, step);
+        f.suggestion = explode ? "clip gradients (e.g. max norm 1.0), lower the learning rate, or "
+                                 "check for a loss spike in this step"
+                               : "the layer stopped learning: look for dead or saturated units "
+                                 "upstream, a detached path, or a too-small initialisation";
+        f.evidence = {{"norm", norm},
+                      {"history_median", history_median},
+                      {"ratio_to_history", to_history},
+                      {"layers_median", layers_median},
+                      {"ratio_to_layers", to_layers}};
+        out.emit(std::move(f));
+      }
+      if (std::isfinite(norm)) history.push(norm);
+    }
+  }
+
+  void summarize(RunSummary& summary) const override {
+    summary.untracked_observations += layers_.untracked();
+  }
+
+ private:
+  struct Layer {
+    double sq = 0;                // sum of squared parameter-gradient norms this step
+    bool seen = false;            // a gradient of the layer arrived this step
+    std::optional<Ring> history;  // norms of the last history_length steps
+  };
+  GradientRule rule_;
+  std::size_t history_length_;
+  KeyedState<Layer> layers_;
+};
+
+}  // namespace
+
+void register_rule_gradients(RuleRegistry& registry) {
+  registry.add<GradientRule, Gradients>();
+}
+
+}  // namespace tfdebug::detail

@@ -1,0 +1,104 @@
+// Rules loss_spike and divergence (docs/rules.md): the step's loss against the largest so far and
+// a robust z-score over a window; a non-finite loss; a rising median of recent losses.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "history.hpp"
+#include "rule_text.hpp"
+#include "tfdebug/session/rule_registry.hpp"
+#include "tfdebug/session/rules/loss.hpp"
+
+namespace tfdebug::detail {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// 1.4826 * MAD estimates the standard deviation of normally distributed values.
+constexpr double kMadToSigma = 1.4826;
+
+class Loss final : public Rule {
+ public:
+  Loss(const RunConfig& /*config*/, const LossRule& settings)
+      : rule_(settings),
+        window_(std::size_t(settings.window)),
+        recent_(std::size_t(settings.divergence_window)) {}
+
+  Interest interest() const override { return {}; }  // the loss comes with end_step
+  Needs needs(const Observation& /*o*/) const override { return {}; }
+
+  void end_step(std::int64_t step, std::optional<double> loss, RuleContext& out) override {
+    if (!loss) return;
+    const double value = *loss;
+    if (!std::isfinite(value)) {
+      Finding f = make_finding("divergence", Severity::error, step, Phase::forward, "", "loss");
+      f.message = "the loss is " + num(value) + at_step(Phase::forward, step);
+      f.suggestion =
+          "see the nonfinite finding for the op that produced it; lower the learning rate "
+          "or clip gradients";
+      f.evidence = {{"loss", value}};
+      out.emit(std::move(f));
+      return;
+    }
+    const std::vector<double> window = window_.values();
+    const double spike_vs_max = max_loss_ && *max_loss_ > 0 ? value / *max_loss_ : kNaN;
+    double z = kNaN;
+    double median = kNaN;
+    if (window.size() >= std::size_t(rule_.min_window)) {
+      median = median_of(window);
+      const double mad = median_absolute_deviation(window, median);
+      if (mad > 0) z = (value - median) / (kMadToSigma * mad);
+    }
+    if (spike_vs_max > rule_.spike_factor || z > rule_.max_z) {
+      Finding f = make_finding("loss_spike", Severity::warning, step, Phase::forward, "", "loss");
+      f.message = "loss " + num(value) + " jumped: " +
+                  (spike_vs_max > rule_.spike_factor ? num(spike_vs_max) + "x the largest loss so far"
+                                                     : "robust z-score " + num(z) + " over the last " +
+                                                           std::to_string(window.size()) + " steps") +
+                  at_step(Phase::forward, step);
+      f.suggestion =
+          "look at this step's batch and the gradient findings; clip gradients or lower "
+          "the learning rate";
+      f.evidence = {{"loss", value},
+                    {"max_loss", max_loss_.value_or(kNaN)},
+                    {"ratio_to_max", spike_vs_max},
+                    {"median", median},
+                    {"z", z}};
+      out.emit(std::move(f));
+    }
+    window_.push(value);
+    recent_.push(value);
+    max_loss_ = std::max(max_loss_.value_or(value), value);
+    if (!recent_.full()) return;
+    const double recent = recent_.median();
+    if (!best_recent_median_ || recent < *best_recent_median_) best_recent_median_ = recent;
+    if (*best_recent_median_ > 0 && recent > rule_.divergence_factor * *best_recent_median_) {
+      Finding f = make_finding("divergence", Severity::warning, step, Phase::forward, "", "loss");
+      f.message = "the loss is diverging: the median of the last " + std::to_string(rule_.divergence_window) +
+                  " losses is " + num(recent) + ", " + num(recent / *best_recent_median_) + "x its best (" +
+                  num(*best_recent_median_) + ")" + at_step(Phase::forward, step);
+      f.suggestion = "lower the learning rate, add warmup, or clip gradients";
+      f.evidence = {{"recent_median", recent},
+                    {"best_median", *best_recent_median_},
+                    {"ratio", recent / *best_recent_median_}};
+      out.emit(std::move(f));
+    }
+  }
+
+ private:
+  LossRule rule_;
+  Ring window_;
+  Ring recent_;
+  std::optional<double> max_loss_;
+  std::optional<double> best_recent_median_;
+};
+
+}  // namespace
+
+void register_rule_loss(RuleRegistry& registry) {
+  registry.add<LossRule, Loss>();
+}
+
+}  // namespace tfdebug::detail

@@ -1,0 +1,88 @@
+// Rules init_scale and weight_drift (docs/rules.md): std * sqrt(fan_in) of each weight matrix
+// when first seen, and how far it drifts from that.
+#include <cmath>
+#include <string>
+
+#include "keyed_state.hpp"
+#include "rule_text.hpp"
+#include "tfdebug/session/rule_registry.hpp"
+#include "tfdebug/session/rules/weight_scale.hpp"
+
+namespace tfdebug::detail {
+namespace {
+
+class WeightScale final : public Rule {
+ public:
+  WeightScale(const RunConfig& config, const WeightScaleRule& settings)
+      : rule_(settings), scales_(std::size_t(config.max_tracked)) {}
+
+  Interest interest() const override { return Interest::role(Role::parameter); }
+  Needs needs(const Observation& o) const override {
+    return {o.value.rank() >= 2 ? Need::moments : Need::none};
+  }
+
+  void observe(const RuleInput& in, RuleContext& out) override {
+    const Observation& o = in.observation;
+    const Stats& s = in.stats;
+    const TensorView& v = o.value;
+    if (s.nonfinite() > 0 || v.rank() < 2 || v.shape(0) == 0 || s.finite() < 2) return;
+    const std::int64_t fan_in_elements = v.numel() / v.shape(0);  // exact: shape(0) divides numel
+    const auto fan_in = static_cast<double>(fan_in_elements);
+    const double scale = s.std * std::sqrt(fan_in);
+    bool first = false;
+    State* state = scales_.find_or_add(o.module, o.op, &first);
+    if (state == nullptr) return;
+    if (first) {
+      state->first_scale = scale;
+      state->first_step = o.step;
+      if (scale >= rule_.min_init && scale <= rule_.max_init) return;
+      // An embedding table's input is one-hot: its fan-in says nothing about its scale.
+      const std::string_view name = o.op.empty() ? o.module : o.op;
+      for (const std::string_view embedding : {"embed", "wte", "wpe", "tok", "pos"}) {
+        if (name.find(embedding) != std::string_view::npos) return;
+      }
+      Finding f = make_finding("init_scale", Severity::warning, o.step, o.phase, o.module, o.op);
+      f.message = "weight " + std::string(o.op) + " starts with std * sqrt(fan_in) = " + num(scale) +
+                  " (std " + num(s.std) + ", fan_in " + num(fan_in) +
+                  "); common initialisations give 0.5-1.5";
+      f.suggestion = scale > rule_.max_init ? "initialise with std ~ 1/sqrt(fan_in) (LeCun/Kaiming) "
+                                              "or the model's documented std"
+                                            : "the weight is (nearly) constant or tiny: check its "
+                                              "initialisation";
+      f.evidence = {{"scale", scale}, {"std", s.std}, {"fan_in", fan_in}};
+      out.emit(std::move(f));
+      return;
+    }
+    if (state->first_scale <= 0) return;
+    const double drift = scale / state->first_scale;
+    if (drift <= rule_.max_drift && drift >= 1.0 / rule_.max_drift) return;
+    Finding f = make_finding("weight_drift", Severity::warning, o.step, o.phase, o.module, o.op);
+    f.message = "weight " + std::string(o.op) + "'s std * sqrt(fan_in) is " + num(scale) + ", " + num(drift) +
+                "x its value at step " + std::to_string(state->first_step) + " (" + num(state->first_scale) +
+                ")";
+    f.suggestion = drift > 1 ? "weights grow: lower the learning rate or add weight decay"
+                             : "weights shrink towards 0: weight decay may be too strong";
+    f.evidence = {{"scale", scale}, {"first_scale", state->first_scale}, {"drift", drift}};
+    out.emit(std::move(f));
+  }
+
+  void summarize(RunSummary& summary) const override {
+    summary.untracked_observations += scales_.untracked();
+  }
+
+ private:
+  struct State {
+    double first_scale = 0;
+    std::int64_t first_step = 0;
+  };
+  WeightScaleRule rule_;
+  KeyedState<State> scales_;
+};
+
+}  // namespace
+
+void register_rule_weight_scale(RuleRegistry& registry) {
+  registry.add<WeightScaleRule, WeightScale>();
+}
+
+}  // namespace tfdebug::detail
