@@ -17,7 +17,7 @@ namespace {
 class NullSink : public tfdebug::ObservationSink {
  public:
   void begin_step(std::int64_t) override {}
-  std::optional<bool> observe(const tfdebug::Observation&) override { return std::nullopt; }
+  tfdebug::Verdict observe(const tfdebug::Observation&) override { return std::nullopt; }
   void end_step(std::int64_t, std::optional<double>) override {}
   tfdebug::Tier tier() const noexcept override { return tfdebug::Tier::diagnose; }
   bool should_stop() const noexcept override { return false; }

@@ -41,7 +41,7 @@ class NullSink : public tfdebug::ObservationSink {
  public:
   explicit NullSink(tfdebug::Tier tier) : tier_(tier) {}
   void begin_step(std::int64_t) override {}
-  std::optional<bool> observe(const tfdebug::Observation&) override { return std::nullopt; }
+  tfdebug::Verdict observe(const tfdebug::Observation&) override { return std::nullopt; }
   void end_step(std::int64_t, std::optional<double>) override {}
   tfdebug::Tier tier() const noexcept override { return tier_; }
   bool should_stop() const noexcept override { return false; }

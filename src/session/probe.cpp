@@ -22,6 +22,23 @@ SplitName split_name(std::string_view name) {
   return {name.substr(0, dot), name.substr(dot + 1)};
 }
 
+// Note [Pause channel]: the Probe stops right after the observation, with the caller's views.
+class ProbePausePoint final : public PausePoint {
+ public:
+  ProbePausePoint(const Observation& o, std::span<const TensorView> inputs)
+      : observation_(o), inputs_(inputs) {}
+  const Observation& observation() const noexcept override { return observation_; }
+  std::span<const TensorView> inputs() const noexcept override { return inputs_; }
+
+ private:
+  const Observation& observation_;
+  std::span<const TensorView> inputs_;
+};
+
+void deliver(ObservationSink& sink, const Observation& o, std::span<const TensorView> inputs = {}) {
+  if (sink.observe(o).pause) sink.pause(ProbePausePoint(o, inputs));
+}
+
 }  // namespace
 
 void Probe::begin_step(std::int64_t step) {
@@ -32,7 +49,7 @@ void Probe::begin_step(std::int64_t step) {
 void Probe::observe(std::string_view name, Phase phase, TensorView output,
                     std::optional<bool> inputs_finite) {
   const SplitName split = split_name(name);
-  sink_->observe(Observation{step_, phase, Role::output, split.module, split.op, output, inputs_finite});
+  deliver(*sink_, Observation{step_, phase, Role::output, split.module, split.op, output, inputs_finite});
 }
 
 void Probe::observe(std::string_view name, Phase phase, TensorView output,
@@ -44,19 +61,20 @@ void Probe::observe(std::string_view name, Phase phase, TensorView output,
                     std::span<const TensorView> inputs) {
   bool finite = true;
   for (const TensorView& input : inputs) {
-    if (is_floating(input.dtype()) && compute_stats(input).nonfinite() > 0) {
+    if (is_floating(input.dtype()) && !all_finite(input)) {
       finite = false;
       break;
     }
   }
-  observe(name, phase, output, std::optional<bool>(finite));
+  const SplitName split = split_name(name);
+  deliver(*sink_, Observation{step_, phase, Role::output, split.module, split.op, output, finite}, inputs);
 }
 
 void Probe::observe_role(Role role, std::string_view name, TensorView value) {
   const Phase phase = role == Role::gradient ? Phase::backward
                       : role == Role::update ? Phase::optimizer
                                              : Phase::forward;
-  sink_->observe(Observation{step_, phase, role, split_name(name).module, name, value, std::nullopt});
+  deliver(*sink_, Observation{step_, phase, role, split_name(name).module, name, value, std::nullopt});
 }
 
 void Probe::observe_parameter(std::string_view name, TensorView value) {

@@ -120,6 +120,8 @@ struct Session::State final : RuleContext {
   // Under the lock: the flight recorder, the rules that read the observation, the metrics.
   void dispatch(const Observation& o, const Measured& m, std::vector<Reader>& readers);
 
+  // Note [Pause channel]: whether a pausing sink asks to stop at `o`; remembers which, for pause().
+  bool ask_pause(const Observation& o, const Stats& stats, const std::vector<Finding>& raised);
   void write_flight_recorder();
   RunSummary summary() const;
   void hook_error(std::string text) {
@@ -139,6 +141,9 @@ struct Session::State final : RuleContext {
   FlightRecorder recorder;
   std::vector<std::shared_ptr<Sink>> sinks;                // synchronous: called under the lock
   std::vector<std::unique_ptr<detail::SinkQueue>> queues;  // queued (Note [Sink delivery])
+  std::vector<std::shared_ptr<Sink>> pausers;              // wants_pauses() (Note [Pause channel])
+  std::atomic<bool> pauses_wanted{false};
+  std::vector<Finding>* capture = nullptr;  // while dispatching for a pausing sink: every finding emitted
   std::chrono::milliseconds sink_timeout() const {
     return std::chrono::milliseconds(std::int64_t(config.sink_finish_timeout_s * 1000));
   }
@@ -266,6 +271,7 @@ void Session::State::dispatch(const Observation& o, const Measured& m, std::vect
 }
 
 void Session::State::emit(Finding finding) {
+  if (capture != nullptr) capture->push_back(finding);
   const std::string key = finding_key(finding.rule, finding.severity, finding.module, finding.op);
   const auto known = finding_index.find(key);
   // Tier escalation: the rest of this step and the next diagnose_steps steps, for a finding
@@ -369,6 +375,10 @@ void Session::add_sink(std::shared_ptr<Sink> sink) {
   if (sink->wants_histograms()) state_->histograms_wanted.store(true, std::memory_order_relaxed);
   if (sink->wants_step_metrics() || sink->wants_histograms())
     state_->metrics_wanted.store(true, std::memory_order_relaxed);
+  if (sink->wants_pauses()) {
+    state_->pausers.push_back(sink);
+    state_->pauses_wanted.store(true, std::memory_order_release);
+  }
   if (sink->delivery() == Delivery::synchronous)
     state_->sinks.push_back(std::move(sink));
   else
@@ -392,8 +402,29 @@ void Session::begin_step(std::int64_t step) {
   state_->recorder.begin_step(step);
 }
 
-std::optional<bool> Session::observe(const Observation& observation) {
+// Note [Pause channel]
+// A breakpoint stops the training thread where it is, with the tensors alive. The Session cannot
+// block inside observe: the producer may be in the middle of its own bookkeeping, and the
+// tensors it can show (the op's inputs, the parameters) are the producer's. So a sink that wants
+// to pause (Sink::wants_pauses) is asked, after the rules ran and outside the lock, whether to
+// stop at this observation (pause_at, with the statistics and the findings it raised); the
+// Session answers the observation with Verdict::pause, remembers which sinks asked (per thread),
+// and the producer calls Session::pause with a PausePoint at its next safe point, which hands
+// the point to those sinks' on_pause: that call is the pause. The LibTorch adapter pauses right
+// after the op (its output and the inputs it kept are alive, the dispatcher key excluded, so the
+// sink can run torch ops unobserved); the Probe after its observe call. No lock of the Session
+// is held while paused: other threads keep observing, and the sink may read the Session.
+namespace {
+struct PendingPause {
+  const void* session = nullptr;
+  std::vector<Sink*> sinks;
+};
+thread_local PendingPause t_pending_pause;
+}  // namespace
+
+Verdict Session::observe(const Observation& observation) {
   State& s = *state_;
+  const bool pauses = s.pauses_wanted.load(std::memory_order_acquire);
   try {
     // Measurements that read tensor memory run outside the lock, so observers on several
     // threads scan in parallel; only the rule state is serialised.
@@ -402,41 +433,78 @@ std::optional<bool> Session::observe(const Observation& observation) {
     const Plan plan = s.plan(observation, readers);
     Measured m = s.measure(observation, plan);
     const bool finite = m.stats.nonfinite() == 0;
+    std::vector<Finding> raised;
     // Note [Light outputs]: a finite observation that no rule reads further (most backward and
     // optimizer outputs) only leaves its summary in the flight recorder.
     if (plan.need <= Need::nonfinite && finite && !plan.full && !plan.histogram) {
       const std::lock_guard lock(s.mutex);
       ++s.observations;
       s.recorder.record(observation, m.stats);
-      return true;
-    }
-    // A non-finite output whose producer answers only on demand: ask it now, outside the lock.
-    Observation resolved = observation;
-    if (!finite && observation.role == Role::output)
-      resolved.inputs_finite = observation.resolve_inputs_finite();
-    resolved.inputs = nullptr;
-    for (Reader& r : readers) {
-      if (r.needs.measure) r.measured = r.rule->measure(observation, m.stats, m.has_zero);
-    }
-    // A second pass over the tensor, on histogram steps only (TensorFlow's fixed buckets, so the
-    // outputs of one module add up into one histogram).
-    if (plan.histogram) {
-      bool reserved = false;
-      {
-        const std::lock_guard lock(s.mutex);
-        reserved = s.metrics.reserve_histogram(observation);
+    } else {
+      // A non-finite output whose producer answers only on demand: ask it now, outside the lock.
+      Observation resolved = observation;
+      if (!finite && observation.role == Role::output)
+        resolved.inputs_finite = observation.resolve_inputs_finite();
+      resolved.inputs = nullptr;
+      for (Reader& r : readers) {
+        if (r.needs.measure) r.measured = r.rule->measure(observation, m.stats, m.has_zero);
       }
-      if (reserved) m.histogram = histogram_tensorflow(observation.value).counts;
+      // A second pass over the tensor, on histogram steps only (TensorFlow's fixed buckets, so the
+      // outputs of one module add up into one histogram).
+      if (plan.histogram) {
+        bool reserved = false;
+        {
+          const std::lock_guard lock(s.mutex);
+          reserved = s.metrics.reserve_histogram(observation);
+        }
+        if (reserved) m.histogram = histogram_tensorflow(observation.value).counts;
+      }
+      const std::lock_guard lock(s.mutex);
+      s.capture = pauses ? &raised : nullptr;
+      s.dispatch(resolved, m, readers);
+      s.capture = nullptr;
     }
-    const std::lock_guard lock(s.mutex);
-    s.dispatch(resolved, m, readers);
-    return finite;
+    Verdict verdict(finite);
+    if (pauses) verdict.pause = s.ask_pause(observation, m.stats, raised);
+    return verdict;
   } catch (const std::exception& e) {
     // Note: nothing throws into the producer's (the user's) loop; the failure is reported.
     const std::lock_guard lock(s.mutex);
+    s.capture = nullptr;
     s.hook_error(std::string(observation.module) + " " + std::string(observation.op) + ": " + e.what());
   }
   return std::nullopt;
+}
+
+bool Session::State::ask_pause(const Observation& o, const Stats& stats, const std::vector<Finding>& raised) {
+  std::vector<std::shared_ptr<Sink>> asked;
+  {
+    const std::lock_guard lock(mutex);
+    asked = pausers;
+  }
+  PendingPause& pending = t_pending_pause;
+  pending.session = this;
+  pending.sinks.clear();
+  for (const auto& sink : asked) {
+    if (sink->pause_at(o, stats, raised)) pending.sinks.push_back(sink.get());
+  }
+  return !pending.sinks.empty();
+}
+
+void Session::pause(const PausePoint& point) {
+  State& s = *state_;
+  PendingPause& pending = t_pending_pause;
+  if (pending.session != &s) return;
+  std::vector<Sink*> sinks;
+  sinks.swap(pending.sinks);
+  for (Sink* sink : sinks) {
+    try {
+      sink->on_pause(point);
+    } catch (const std::exception& e) {
+      const std::lock_guard lock(s.mutex);
+      s.hook_error(std::string("pause: ") + e.what());
+    }
+  }
 }
 
 void Session::end_step(std::int64_t step, std::optional<double> loss) {

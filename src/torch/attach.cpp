@@ -146,6 +146,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <span>
 #include <string>
 #include <typeinfo>
 #include <unordered_map>
@@ -497,17 +498,21 @@ struct AttachState {
   std::atomic<std::int64_t> skipped_uninitialised{0};
   std::atomic<std::int64_t> sink_failures{0};
 
-  // The sink's answer: whether the values were all finite, when it read them.
-  std::optional<bool> deliver(const Observation& observation) {
+  // The sink's answer: whether the values were all finite, when it read them. When it answers
+  // pause, the pause happens here (Note [Pause channel] in src/session/session.cpp), with
+  // `inputs` (the op's kept inputs) alive.
+  std::optional<bool> deliver(const Observation& observation, std::span<const at::Tensor> inputs = {}) {
     try {
-      const auto finite = sink->observe(observation);
+      const Verdict verdict = sink->observe(observation);
       observed.fetch_add(1, std::memory_order_relaxed);
-      return finite;
+      if (verdict.pause) pause(observation, inputs);
+      return verdict.finite;
     } catch (...) {
       sink_failures.fetch_add(1, std::memory_order_relaxed);
       return std::nullopt;
     }
   }
+  void pause(const Observation& observation, std::span<const at::Tensor> inputs);
 
   void observe_gradients() {
     const auto now = step.load(std::memory_order_relaxed);
@@ -519,6 +524,46 @@ struct AttachState {
     }
   }
 };
+
+// Note [Pause channel]: the adapter's pause point. The op's output and the inputs it kept are
+// alive for the whole pause, and so is every parameter (and its gradient).
+class TorchPausePoint final : public PausePoint {
+ public:
+  TorchPausePoint(const AttachState& state, const Observation& o, std::span<const at::Tensor> inputs)
+      : state_(state), observation_(o) {
+    for (const at::Tensor& t : inputs) {
+      if (auto view = view_of(t)) inputs_.push_back(*view);
+    }
+  }
+  const Observation& observation() const noexcept override { return observation_; }
+  std::span<const TensorView> inputs() const noexcept override { return inputs_; }
+  std::vector<std::string> tensor_names() const override {
+    std::vector<std::string> names;
+    for (const Parameter& p : state_.parameters) {
+      names.emplace_back(paths().path(p.name));
+      if (p.tensor.grad().defined()) names.push_back(names.back() + ".grad");
+    }
+    return names;
+  }
+  std::optional<TensorView> tensor(std::string_view name) const override {
+    const bool gradient = name.size() > 5 && name.substr(name.size() - 5) == ".grad";
+    const std::string_view parameter = gradient ? name.substr(0, name.size() - 5) : name;
+    for (const Parameter& p : state_.parameters) {
+      if (paths().path(p.name) == parameter) return view_of(gradient ? p.tensor.grad() : p.tensor);
+    }
+    return std::nullopt;
+  }
+
+ private:
+  const AttachState& state_;
+  const Observation& observation_;
+  std::vector<TensorView> inputs_;
+};
+
+void AttachState::pause(const Observation& observation, std::span<const at::Tensor> inputs) {
+  const TorchPausePoint point(*this, observation, inputs);
+  sink->pause(point);  // blocks for as long as the sink wants; deliver() catches what it throws
+}
 
 }  // namespace detail
 
@@ -764,7 +809,8 @@ void observe_output(detail::AttachState& s, ThreadState& t, const OpCall& call, 
   if (call.info->gelu && call.input_count > 0) input = view_of(call.inputs[0]);
   const auto finite =
       s.deliver({s.step.load(std::memory_order_relaxed), call.phase, Role::output, paths().path(call.module),
-                 call.info->name, *view, std::nullopt, &inputs, input ? &*input : nullptr});
+                 call.info->name, *view, std::nullopt, &inputs, input ? &*input : nullptr},
+                std::span<const at::Tensor>(call.inputs.data(), call.input_count));
   // (A sink that ran ops of its own, with nested_ops, may have reused the entry meanwhile.)
   if (finite && seen->impl._unsafe_get_target() == tensor.unsafeGetTensorImpl() &&
       seen->version == tensor._version())

@@ -98,9 +98,9 @@ TEST(Nonfinite, ObserveSaysWhetherEveryValueWasFinite) {
   const std::vector<float> inf = {-kInf, 2};
   for (std::int64_t step : {0, 1}) {  // step 0: full statistics (moments_every); 1: light
     session.begin_step(step);
-    EXPECT_EQ(session.observe(output(step, "b", "aten::add", fine, {}, true, Phase::backward)), true);
-    EXPECT_EQ(session.observe(output(step, "b", "aten::mul", bad, {}, true, Phase::optimizer)), false);
-    EXPECT_EQ(session.observe(output(step, "b", "aten::relu", inf, {}, false)), false);
+    EXPECT_EQ(session.observe(output(step, "b", "aten::add", fine, {}, true, Phase::backward)).finite, true);
+    EXPECT_EQ(session.observe(output(step, "b", "aten::mul", bad, {}, true, Phase::optimizer)).finite, false);
+    EXPECT_EQ(session.observe(output(step, "b", "aten::relu", inf, {}, false)).finite, false);
     session.end_step(step, 1.0);
   }
 }
@@ -115,13 +115,13 @@ TEST(Nonfinite, VectorParametersAreSummarisedBetweenFullStatisticsSteps) {
   const std::vector<float> bad = {1, kNaN, kNaN, 0.5};
   for (std::int64_t step : {0, 1}) {  // step 0: full statistics (moments_every); 1: light
     session.begin_step(step);
-    EXPECT_EQ(session.observe(testing::tensor(step, Role::parameter, "fc", "fc.bias", values, {4})), true);
-    EXPECT_EQ(session.observe(testing::tensor(step, Role::parameter, "fc", "fc.weight", values, {2, 2})),
+    EXPECT_EQ(session.observe(testing::tensor(step, Role::parameter, "fc", "fc.bias", values, {4})).finite, true);
+    EXPECT_EQ(session.observe(testing::tensor(step, Role::parameter, "fc", "fc.weight", values, {2, 2})).finite,
               true);
-    EXPECT_EQ(session.observe(testing::tensor(step, Role::gradient, "fc", "fc.weight", values, {2, 2})),
+    EXPECT_EQ(session.observe(testing::tensor(step, Role::gradient, "fc", "fc.weight", values, {2, 2})).finite,
               true);
     EXPECT_EQ(
-        session.observe(testing::tensor(step, Role::update, "fc", "fc.bias", step == 1 ? bad : values, {4})),
+        session.observe(testing::tensor(step, Role::update, "fc", "fc.bias", step == 1 ? bad : values, {4})).finite,
         step == 0);
     session.end_step(step, 1.0);
   }
@@ -159,7 +159,7 @@ TEST(Nonfinite, AnUpdateFromFiniteInputsIsTheOptimizersOwnDoing) {
   session.begin_step(3);
   Observation update = testing::tensor(3, Role::update, "blocks.0.attn.q", "blocks.0.attn.q.bias", bad, {3});
   update.inputs_finite = true;
-  EXPECT_EQ(session.observe(update), false);
+  EXPECT_EQ(session.observe(update).finite, false);
   session.end_step(3, 1.0);
   auto nonfinite = with_rule(session.findings(), "nonfinite");
   ASSERT_EQ(nonfinite.size(), 1u) << testing::describe(session.findings());

@@ -49,7 +49,7 @@ class RecordingSink : public tfdebug::ObservationSink {
     std::lock_guard<std::mutex> lock(mutex);
     begun.push_back(step);
   }
-  std::optional<bool> observe(const tfdebug::Observation& o) override {
+  tfdebug::Verdict observe(const tfdebug::Observation& o) override {
     const auto stats = tfdebug::compute_stats(o.value);
     // Like a Session: asks whether the inputs were finite only for a non-finite output.
     const auto inputs_finite = stats.nonfinite() > 0 ? o.resolve_inputs_finite() : std::nullopt;
@@ -498,7 +498,7 @@ TEST_F(AttachTest, OverwrittenArgumentsAreNotInputsOfTheOp) {
 class TrustingSink : public RecordingSink {
  public:
   TrustingSink() : RecordingSink(Tier::diagnose) {}
-  std::optional<bool> observe(const tfdebug::Observation& o) override {
+  tfdebug::Verdict observe(const tfdebug::Observation& o) override {
     RecordingSink::observe(o);
     return true;
   }
@@ -626,7 +626,7 @@ TEST(AttachKey, AttachSaysWhenSomethingElseTookTheModeKey) {
 class ThrowingSink : public RecordingSink {
  public:
   ThrowingSink() : RecordingSink(Tier::diagnose) {}
-  std::optional<bool> observe(const tfdebug::Observation&) override {
+  tfdebug::Verdict observe(const tfdebug::Observation&) override {
     throw std::runtime_error("sink failure");
   }
 };

@@ -7,11 +7,23 @@
 //   sink.observe({step, tfdebug::Phase::forward, tfdebug::Role::output, "blocks.1.mlp", "aten::log",
 //                 view, /*inputs_finite=*/true});   // or leave it empty and pass an InputsCheck
 //   sink.end_step(step, loss);
+//
+// Pausing (Note [Pause channel] in src/session/session.cpp): a sink may answer an observation
+// with Verdict::pause. The producer then calls sink.pause(point) at that safe point, on the
+// observing thread, before it goes on: the call blocks the training thread for as long as the
+// sink wants (a breakpoint, a console, a debug adapter), with the observed tensor, the op's
+// inputs and the producer's named tensors alive and readable through the PausePoint.
+//
+//   tfdebug::Verdict v = sink.observe(observation);
+//   if (v.pause) sink.pause(MyPausePoint(observation, inputs));   // returns when resumed
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "tfdebug/core/phase.hpp"
 #include "tfdebug/core/tensor_view.hpp"
@@ -72,15 +84,54 @@ enum class Tier : std::uint8_t {
   diagnose,  // also every op's output, forward and backward
 };
 
+// What a sink answers to an observation.
+struct Verdict {
+  // Whether every value of the observation was finite, when the sink read them all; nullopt
+  // when it did not. A producer that sees the same memory again unchanged later in the step (the
+  // input an in-place op is about to overwrite) can use the answer instead of reading the values
+  // a second time.
+  std::optional<bool> finite;
+  // Stop here: the producer calls ObservationSink::pause at this point before it goes on.
+  bool pause = false;
+
+  Verdict() = default;
+  Verdict(std::optional<bool> f) : finite(f) {}  // NOLINT: a plain answer reads as a Verdict
+  Verdict(std::nullopt_t) {}                     // NOLINT
+  Verdict(bool f) : finite(f) {}                 // NOLINT
+};
+
+// Where a producer stopped after Verdict::pause: the observation, the op's inputs and the
+// tensors the producer can reach by name. Every view is valid only during the pause() call, and
+// only on the paused thread's terms: read them, do not keep them.
+class PausePoint {
+ public:
+  virtual const Observation& observation() const noexcept = 0;
+  // The op's floating-point inputs as the producer kept them (empty when it kept none, or for
+  // parameters, gradients and updates).
+  virtual std::span<const TensorView> inputs() const noexcept = 0;
+  // The names of the other tensors the producer can show while paused (the LibTorch adapter: every
+  // parameter, "blocks.0.attn.q.weight", and its gradient, "blocks.0.attn.q.weight.grad").
+  virtual std::vector<std::string> tensor_names() const { return {}; }
+  // One of them; nullopt for another name (or a tensor that is not a dense CPU float tensor).
+  virtual std::optional<TensorView> tensor(std::string_view name) const {
+    (void)name;
+    return std::nullopt;
+  }
+
+ protected:
+  ~PausePoint() = default;
+};
+
 class ObservationSink {
  public:
   virtual ~ObservationSink() = default;
   virtual void begin_step(std::int64_t step) = 0;
-  // Thread-safe. Returns whether every value of observation.value is finite when the sink read
-  // them all, nullopt when it did not: a producer that sees the same memory again unchanged
-  // later in the step (the input an in-place op is about to overwrite) can use the answer instead
-  // of reading the values a second time.
-  virtual std::optional<bool> observe(const Observation& observation) = 0;
+  // Thread-safe. See Verdict.
+  virtual Verdict observe(const Observation& observation) = 0;
+  // Called by the producer after an observe() that answered pause, on the same thread, at a
+  // point where the training thread can wait: blocks until the sink lets it go. The default
+  // returns at once.
+  virtual void pause(const PausePoint& point) { (void)point; }
   // `loss`: the step's loss, when the producer knows it.
   virtual void end_step(std::int64_t step, std::optional<double> loss) = 0;
   virtual Tier tier() const noexcept = 0;

@@ -45,7 +45,9 @@ class Session : public ObservationSink {
   void add_rule(std::unique_ptr<Rule> rule);
 
   void begin_step(std::int64_t step) override;
-  std::optional<bool> observe(const Observation& observation) override;
+  Verdict observe(const Observation& observation) override;
+  // The pause of the sinks whose pause_at asked for it at this thread's last observation.
+  void pause(const PausePoint& point) override;
   void end_step(std::int64_t step, std::optional<double> loss) override;
   Tier tier() const noexcept override;
   bool should_stop() const noexcept override;

@@ -25,8 +25,11 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
+#include "tfdebug/core/stats.hpp"
 #include "tfdebug/session/finding.hpp"
+#include "tfdebug/session/observation.hpp"
 #include "tfdebug/session/run_summary.hpp"
 #include "tfdebug/session/step_metrics.hpp"
 
@@ -54,6 +57,24 @@ class Sink {
   // Whether this sink uses histograms: they cost a second pass over each tensor on histogram
   // steps, so a Session computes them only when one of its sinks asks. Read at add_sink.
   virtual bool wants_histograms() const noexcept { return false; }
+
+  // Pausing (Note [Pause channel] in src/session/session.cpp): a sink that wants to stop the
+  // training at an observation (a breakpoint) says so here; read at add_sink. A Session then asks
+  // pause_at about every observation, on the observing thread without its lock, after its rules
+  // ran on it, with the statistics it measured and the findings the observation raised (repeats
+  // included). Keep it quick: it runs for every op. Whatever the sink's delivery.
+  virtual bool wants_pauses() const noexcept { return false; }
+  // True stops the producer here: the Session answers the observation with Verdict::pause.
+  virtual bool pause_at(const Observation& observation, const Stats& stats, std::span<const Finding> raised) {
+    (void)observation;
+    (void)stats;
+    (void)raised;
+    return false;
+  }
+  // The producer stopped where pause_at asked: this call is the pause. It runs on the training
+  // thread (or the autograd engine's), which waits until it returns; `point`'s tensors are alive
+  // and readable until then. Exceptions are caught and reported in RunSummary::hook_errors.
+  virtual void on_pause(const PausePoint& point) { (void)point; }
 };
 
 }  // namespace tfdebug
