@@ -2,8 +2,14 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 namespace tfdebug::detail {
+
+void hook_check_fail(const char* condition, const char* message, const char* file, int line) {
+  throw InternalError(std::string("tfdebug internal error: ") + message + " (check failed: " + condition +
+                      " at " + file + ":" + std::to_string(line) + ")");
+}
 
 void assert_fail(const char* condition, const char* message, const char* file, int line) noexcept {
   std::fprintf(stderr,

@@ -142,7 +142,7 @@ std::string advice(const OpStats& row, double flops_per_s, double best_matmul_ra
                   calls_per_step, per_call_us);
     return buf;
   }
-  if (row.phase == "optimizer") {
+  if (row.phase == Phase::optimizer) {
     std::snprintf(
         buf, sizeof buf,
         "the optimizer runs this elementwise op once per parameter tensor (%.0f calls/step, %.1f us "
@@ -183,10 +183,11 @@ std::vector<Bottleneck> bottlenecks(const OpProfile& profile, std::size_t k) {
     const std::string where = b.row->module.empty() ? std::string("(no module)") : b.row->module;
     if (b.row->flops > 0) {
       std::snprintf(head, sizeof head, "%s in %s (%s): %.1f%% of step, %s: ", b.row->op.c_str(),
-                    where.c_str(), b.row->phase.c_str(), 100 * b.share, rate(b.flops_per_s).c_str());
+                    where.c_str(), std::string(phase_name(b.row->phase)).c_str(), 100 * b.share,
+                    rate(b.flops_per_s).c_str());
     } else {
       std::snprintf(head, sizeof head, "%s in %s (%s): %.1f%% of step: ", b.row->op.c_str(), where.c_str(),
-                    b.row->phase.c_str(), 100 * b.share);
+                    std::string(phase_name(b.row->phase)).c_str(), 100 * b.share);
     }
     b.text = head + advice(*b.row, b.flops_per_s, best_matmul, profile.step_ns.size());
     out.push_back(std::move(b));

@@ -257,6 +257,7 @@ Measured Session::State::measure(const Observation& o, const Plan& plan) const {
 }
 
 void Session::State::dispatch(const Observation& o, const Measured& m, std::vector<Reader>& readers) {
+  TFDEBUG_HOOK_CHECK(m.stats.count == o.value.numel(), "the statistics do not cover the observed tensor");
   ++observations;
   recorder.record(o, m.stats);
   const bool nonfinite = m.stats.nonfinite() > 0;

@@ -1,5 +1,6 @@
 #include "unit_activity.hpp"
 
+#include "tfdebug/core/error.hpp"
 #include "tfdebug/core/stats.hpp"
 #include "tfdebug/core/tensor.hpp"
 
@@ -9,6 +10,8 @@ namespace tfdebug::detail {
 // outputs (a transposed [units, rows] view would be strided, which column_nonzero copies).
 UnitActivity unit_activity(TensorView value, bool any_zero, bool finite) {
   UnitActivity out;
+  TFDEBUG_DASSERT(value.rank() >= 2 && value.shape(value.rank() - 1) > 0,
+                  "unit activity of an output without units");
   const std::int64_t units = value.shape(value.rank() - 1);
   if (!any_zero && finite) {
     out.all_active = units;

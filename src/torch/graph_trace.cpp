@@ -27,7 +27,7 @@
 #include <utility>
 #include <vector>
 
-#include "op_modules.hpp"
+#include "module_attribution.hpp"
 #include "tfdebug/core/error.hpp"
 
 namespace tfdebug::torch {
@@ -136,6 +136,7 @@ struct Trace {
   std::size_t op_depth = 0;
   std::string last_weight_module;
   bool after_weight = false;
+  detail::ModuleTree tree;  // module -> parent, in detail::module_paths()
   std::int64_t failures = 0;
   std::string first_failure;
 
@@ -235,16 +236,22 @@ struct Trace {
         add_attribute(node, has_name ? schema->arguments()[i].name() : "arg" + std::to_string(i), v);
       }
     }
-    if (!weight_module.empty()) {
-      node.module = weight_module == "." ? "" : weight_module;
-      last_weight_module = node.module;
+    if (weight_module == ".") {  // a weight of the root module itself
+      node.module.clear();
+      last_weight_module.clear();
       after_weight = true;
-    } else if (!scopes.empty()) {
-      node.module = scopes.back();
-    } else if (const auto scope = detail::current_scope(); !scope.empty()) {
-      node.module = std::string(scope);  // tfdebug::torch::Scope
-    } else if (after_weight) {
-      node.module = parent_of(last_weight_module);
+    } else {
+      // Note [Module of an op]: the one decision the adapter and the profiler take too.
+      Interner& paths = detail::module_paths();
+      detail::ModuleClues clues;
+      clues.parameter = paths.intern(weight_module);
+      clues.scope = !scopes.empty() ? paths.intern(scopes.back()) : detail::current_scope_id();
+      clues.last_parameter = after_weight ? paths.intern(last_weight_module) : 0;
+      node.module = std::string(paths.name(detail::forward_module(tree, clues)));
+      if (!weight_module.empty()) {
+        last_weight_module = weight_module;
+        after_weight = true;
+      }
     }
     const std::int64_t n = op_counts[node.op_type]++;
     const std::string own = node.op_type + "_" + std::to_string(n);
@@ -369,6 +376,8 @@ ModelGraph trace_graph(::torch::nn::Module& module, const std::function<void()>&
     trace.weight_of_impl.emplace(tensor.unsafeGetTensorImpl(), index);
     if (tensor.has_storage()) trace.weight_of_storage.emplace(tensor.storage().data(), index);
   };
+  detail::StorageModules unused;
+  detail::map_modules(module, detail::module_paths(), trace.tree, unused);
   for (const auto& p : module.named_parameters(/*recurse=*/true)) add_weight(p.key(), p.value());
   for (const auto& b : module.named_buffers(/*recurse=*/true)) add_weight(b.key(), b.value());
   try {

@@ -54,7 +54,7 @@ assert f["aten::matmul"]["calls"] > 0 and f["forward"]["calls"] == 5
 assert main["events"] <= 1 << 18 and main["evicted"] > 0
 PY
 check "Perfetto protobuf: protoc --decode_raw reads it and it names the anomaly" bash -c \
-  "protoc --decode_raw <'$work/w/trace.perfetto-trace' | grep -q 'tfdebug: nonfinite in blocks.1.mlp.fc1 aten::log'"
+  "protoc --decode_raw <'$work/w/trace.perfetto-trace' | grep -q 'tfdebug: nonfinite in blocks.1.mlp aten::log'"
 
 "$tfdebug" demo --steps 6 --every 0 --trace-window 2 --out "$work/n" >"$work/n.txt"
 check "no fault: exits 0 and keeps the last 2 steps" bash -c \

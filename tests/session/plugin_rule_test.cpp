@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -172,6 +173,33 @@ TEST(PluginRule, ASessionTakesARuleObjectBeforeItsFirstStep) {
   const auto large = with_rule(session.finish().findings, "large_outputs");
   ASSERT_EQ(large.size(), 1u);
   EXPECT_EQ(large[0].evidence_value("abs_max"), 5000.0);
+}
+
+// A rule with a bug: an internal check fails inside the hook. The Session records it and goes on.
+class BrokenRule final : public Rule {
+ public:
+  Interest interest() const override { return Interest::of(Role::output, Phase::forward); }
+  Needs needs(const Observation&) const override { return {Need::range}; }
+  void observe(const RuleInput& in, RuleContext&) override {
+    TFDEBUG_HOOK_CHECK(in.stats.count < 0, "a count below zero");
+  }
+};
+
+TEST(PluginRule, AnInternalCheckThatFailsInARuleIsRecordedAndTheRunGoesOn) {
+  Session session(quiet_config());
+  session.add_rule(std::make_unique<BrokenRule>());
+  const std::vector<float> bad = {1.0f, std::numeric_limits<float>::quiet_NaN()};
+  for (std::int64_t step = 0; step < 3; ++step) {
+    session.begin_step(step);
+    session.observe(output(step, "m", "aten::log", bad, {}, true));
+    session.end_step(step, 1.0);
+  }
+  const RunSummary summary = session.finish();
+  ASSERT_FALSE(summary.hook_errors.empty());
+  EXPECT_NE(summary.hook_errors[0].find("tfdebug internal error: a count below zero"), std::string::npos)
+      << summary.hook_errors[0];
+  // The built-in rules ran before it on the same observation: the NaN's producer is named.
+  EXPECT_EQ(with_rule(summary.findings, "nonfinite").size(), 1u);
 }
 
 }  // namespace

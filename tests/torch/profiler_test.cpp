@@ -52,7 +52,7 @@ const Profiled& profiled() {
 double matmul_flops(const profile::OpProfile& p, const std::string& module, const std::string& phase) {
   double sum = 0;
   for (const auto& row : p.ops)
-    if (row.module == module && row.phase == phase && is_matrix_product(row.op)) sum += row.flops;
+    if (row.module == module && phase_name(row.phase) == phase && is_matrix_product(row.op)) sum += row.flops;
   return sum / 3;
 }
 
@@ -80,13 +80,13 @@ TEST(Profiler, EveryStepEveryPhaseIsSeen) {
   const auto& p = profiled().profile;
   EXPECT_EQ(p.step_ns.size(), 3u);
   std::set<std::string> phases;
-  for (const auto& row : p.ops) phases.insert(row.phase);
+  for (const auto& row : p.ops) phases.insert(std::string(phase_name(row.phase)));
   EXPECT_EQ(phases, (std::set<std::string>{"forward", "backward", "optimizer"}));
   // Adam updates each of the model's 38 parameter tensors (2 embeddings, 16 per block, ln_f and
   // head 2 each) with one addcdiv_ per step.
   std::uint64_t addcdiv = 0;
   for (const auto& row : p.ops)
-    if (row.op == "aten::addcdiv_" && row.phase == "optimizer") addcdiv += row.calls;
+    if (row.op == "aten::addcdiv_" && row.phase == Phase::optimizer) addcdiv += row.calls;
   EXPECT_EQ(addcdiv, 3u * 38u);
   // Self times add up to no more than inclusive times, per row.
   for (const auto& row : p.ops) EXPECT_LE(row.self_ns, row.total_ns) << row.op;
@@ -355,7 +355,7 @@ TEST(ProfilerWindow, WithTheSessionKeepsTheStepsAroundTheFirstError) {
   bool forward_mm = false;
   bool forward_bmm = false;
   for (const auto& row : p.ops) {
-    if (row.phase != "forward") continue;
+    if (row.phase != Phase::forward) continue;
     forward_mm = forward_mm || row.op == "aten::mm";
     forward_bmm = forward_bmm || row.op == "aten::bmm";
     if (row.op == "aten::matmul") {

@@ -104,9 +104,9 @@ void print_report(const profile::OpProfile& p, const DemoProfileOptions& options
         "%s); "
         "%llu allocations, %s in all; %s alive at step ends\n",
         bytes_text(double(m.peak_bytes)).c_str(), static_cast<long long>(m.peak_step), m.peak_op.c_str(),
-        m.peak_module.empty() ? "no module" : m.peak_module.c_str(), m.peak_phase.c_str(),
-        static_cast<unsigned long long>(m.allocations), bytes_text(double(m.allocated_bytes)).c_str(),
-        bytes_text(double(alive)).c_str());
+        m.peak_module.empty() ? "no module" : m.peak_module.c_str(),
+        std::string(phase_name(m.peak_phase)).c_str(), static_cast<unsigned long long>(m.allocations),
+        bytes_text(double(m.allocated_bytes)).c_str(), bytes_text(double(alive)).c_str());
     if (!m.rss_bytes.empty()) {
       std::printf("process: RSS %s", bytes_text(double(m.rss_bytes.back())).c_str());
       if (m.malloc_in_use_bytes >= 0)

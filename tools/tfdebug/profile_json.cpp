@@ -31,11 +31,12 @@ nlohmann::json profile_to_json(const profile::OpProfile& p, std::size_t top_k) {
   doc["ops_seen"] = p.ops_seen;
   doc["rows_overflowed"] = p.rows_overflowed;
   doc["trace_evicted"] = p.trace_evicted;
+  doc["callback_failures"] = p.callback_failures;
   json ops = json::array();
   for (const auto& r : p.ops) {
     ops.push_back({{"op", r.op},
                    {"module", r.module},
-                   {"phase", r.phase},
+                   {"phase", std::string(phase_name(r.phase))},
                    {"shapes", r.shapes},
                    {"calls", r.calls},
                    {"self_ns", r.self_ns},
@@ -93,7 +94,7 @@ nlohmann::json profile_to_json(const profile::OpProfile& p, std::size_t top_k) {
                    {"peak_step", m.peak_step},
                    {"peak_op", m.peak_op},
                    {"peak_module", m.peak_module},
-                   {"peak_phase", m.peak_phase},
+                   {"peak_phase", std::string(phase_name(m.peak_phase))},
                    {"end_bytes", m.end_bytes},
                    {"timeline", std::move(timeline)},
                    {"alive_at_step_end", std::move(alive)},

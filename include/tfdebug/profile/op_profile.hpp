@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tfdebug/core/phase.hpp"
 #include "tfdebug/profile/trace.hpp"
 
 namespace tfdebug::profile {
@@ -20,7 +21,7 @@ namespace tfdebug::profile {
 struct OpStats {
   std::string op;      // "aten::addmm"
   std::string module;  // "blocks.0.mlp.fc1"; "" when no module was found
-  std::string phase;   // "forward", "backward" or "optimizer"
+  Phase phase = Phase::forward;
   std::string shapes;  // the tensor inputs' shapes, "[512, 32], [32, 64]"
   std::uint64_t calls = 0;
   std::int64_t self_ns = 0;   // minus the time of the ops it called
@@ -80,7 +81,7 @@ struct MemoryProfile {
   std::int64_t peak_step = -1;
   std::string peak_op;
   std::string peak_module;
-  std::string peak_phase;
+  Phase peak_phase = Phase::forward;
   std::int64_t end_bytes = 0;  // live at stop
   std::vector<MemoryPoint> timeline;
   std::vector<AliveAllocation> alive_at_step_end;  // of every profiled step, largest first
@@ -109,7 +110,9 @@ struct OpProfile {
   std::uint64_t ops_seen = 0;
   std::uint64_t rows_overflowed = 0;  // calls folded into an "(other)" row once the tables were full
   std::uint64_t trace_evicted = 0;    // events dropped from the bounded trace ring
-  double samples_per_step = 0;        // given by the caller (0: unknown)
+  std::uint64_t callback_failures =
+      0;                        // callbacks that threw (out of memory): their op is missing or partial
+  double samples_per_step = 0;  // given by the caller (0: unknown)
   double tokens_per_step = 0;
   Trace trace;
   TraceWindow window;

@@ -3,7 +3,7 @@
 // (also on the autograd engine's threads; the optimizer step's too with
 // AttachOptions::optimizer_ops), and hands what it sees to an
 // ObservationSink (a tfdebug::Session, or any other sink). How, and why not RecordFunction:
-// Note [Interception] in src/torch/attach.cpp and docs/live-debugging.md.
+// Note [Interception] in src/torch/interception.cpp and docs/live-debugging.md.
 //
 //   MyModel model;                                   // any torch::nn::Module
 //   torch::optim::Adam optimizer(model->parameters(), 1e-3);
@@ -40,6 +40,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "tfdebug/session/observation.hpp"
@@ -69,7 +70,7 @@ struct AttachOptions {
   // the step's backward). Off by default: an optimizer updates every parameter with the same
   // few elementwise ops (Adam: 8 per parameter, 304 a step on the demo model, against 151 forward
   // and backward ops), each paying the interception while adding little to what the update
-  // already says (Note [Optimizer] in src/torch/attach.cpp). On: the op inside the optimizer that
+  // already says (Note [Optimizer] in src/torch/op_path.cpp). On: the op inside the optimizer that
   // made a bad value is named (aten::addcdiv_ dividing by an eps of 0).
   bool optimizer_ops = false;
 };
@@ -91,7 +92,9 @@ class Attachment {
     std::int64_t skipped_views = 0;          // outputs that alias an input without writing it
     std::int64_t skipped_duplicates = 0;     // outputs already observed this step
     std::int64_t skipped_uninitialised = 0;  // outputs of empty*, resize_, set_
-    std::int64_t sink_failures = 0;          // observe() calls that threw
+    std::int64_t sink_failures = 0;          // observe() or pause() calls that threw
+    std::int64_t hook_failures = 0;          // the adapter's own bookkeeping around an op that threw
+    std::string first_failure;               // what the first of either said ("" when none)
   };
 
   Attachment(Attachment&& other) noexcept;

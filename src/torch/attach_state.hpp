@@ -1,0 +1,173 @@
+// The adapter's state: one AttachState per attachment (what attach() set up, the step's flags, the
+// counters), and per thread the state of the ops it intercepts (ThreadState). Private to
+// tfdebug::torch; shared by attach.cpp (the attachment and its step markers), interception.cpp
+// (the boxed fallback), unboxed_ops.cpp and op_path.cpp (what happens around each op).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/record_function.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+#include <torch/csrc/autograd/function.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "module_attribution.hpp"
+#include "op_info.hpp"
+#include "tensor_views.hpp"
+#include "tfdebug/session/observation.hpp"
+#include "tfdebug/torch/attach.hpp"
+
+namespace tfdebug::torch::detail {
+
+constexpr std::size_t kMaxInputs = 8;
+constexpr std::size_t kSeen = 8;
+
+// Note [Interception] (interception.cpp): the dispatch key the adapter's fallback is registered for.
+constexpr c10::DispatchKey kModeKey = c10::DispatchKey::TESTING_ONLY_GenericMode;
+
+// Note [Seen once] (op_path.cpp): a tensor observed this step.
+struct SeenTensor {
+  c10::weak_intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl> impl{
+      c10::weak_intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>(
+          c10::intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>())};
+  std::int64_t version = -1;
+  std::int8_t finite = -1;  // what the sink said of its values: -1 unknown, 0 some NaN/Inf, 1 finite
+  // Its memory, for tensors that share it without being views (aten::_unsafe_view's output):
+  // the storage, the first element's offset, the element count and type; contiguous tensors only.
+  const c10::StorageImpl* storage = nullptr;
+  std::int64_t offset = 0;
+  std::int64_t numel = 0;
+  at::ScalarType dtype = at::ScalarType::Undefined;
+};
+
+// The storage of a contiguous CPU tensor, nullptr for any other.
+inline const c10::StorageImpl* contiguous_storage(const c10::TensorImpl& impl) {
+  if (impl.layout() != at::kStrided || !impl.is_cpu() || !impl.is_contiguous()) return nullptr;
+  return impl.unsafe_storage().unsafeGetStorageImpl();
+}
+struct ThreadState {
+  std::uint64_t generation = 0;            // the step generation these fields belong to
+  std::uint32_t last_module = 0;           // forward: the last parameter-reading op's module
+  std::uint32_t last_backward_module = 0;  // backward: the last node's module
+  std::vector<std::uint32_t> scopes;       // tfdebug::torch::Scope and USER_SCOPE paths
+  // Note [Module of an op] (3): the op running on this thread whose inner ops are intercepted too
+  // (AttachOptions::nested_ops), and its module.
+  bool enclosed = false;
+  std::uint32_t enclosing_module = 0;
+  // The backward node of the thread's last backward op, its sequence number and what it means for
+  // the op (Note [Current node]): its module, and whether it accumulates a gradient.
+  const ::torch::autograd::Node* node = nullptr;
+  std::uint64_t node_sequence = 0;
+  std::uint32_t node_module = 0;
+  bool node_accumulates = false;
+  std::array<SeenTensor, kSeen> seen;
+  std::size_t seen_next = 0;
+  std::unordered_map<const c10::FunctionSchema*, OpInfo> ops;
+  std::array<std::pair<const c10::FunctionSchema*, const OpInfo*>, 256> recent_ops{};
+};
+
+inline ThreadState& thread_state() {
+  thread_local ThreadState state;
+  return state;
+}
+
+// One op call being observed: what the fallback keeps from before the op runs for after it.
+struct OpCall {
+  const OpInfo* info = nullptr;
+  Phase phase = Phase::forward;
+  std::uint32_t module = 0;
+  bool observe = false;
+  bool inputs_overflow = false;     // more floating inputs than kMaxInputs: finiteness unknown
+  std::int8_t written_finite = -1;  // -1: no in-place input; else whether it was finite before
+  std::uint8_t input_count = 0;
+  std::array<at::Tensor, kMaxInputs> inputs;
+};
+
+// User scopes (RECORD_USER_SCOPE), from the RecordFunction ranges around them (attach.cpp).
+std::unique_ptr<at::ObserverContext> on_range_start(const at::RecordFunction& fn);
+void on_range_end(const at::RecordFunction& fn, at::ObserverContext* context);
+
+struct Parameter {
+  std::uint32_t name = 0;    // interned full name, "blocks.0.attn.q.weight"
+  std::uint32_t module = 0;  // interned module path, "blocks.0.attn.q"
+  at::Tensor tensor;
+  // The value at step_begin (track_updates); step_end turns it into the update (new - old).
+  std::vector<std::byte> before;
+  bool before_is_value = false;  // false once step_end made it the update
+  // What the sink said of its values at step_begin and of its gradient this step (Note
+  // [Optimizer]); nullopt when it did not read them or they were not observed.
+  std::optional<bool> value_finite;
+  std::optional<bool> gradient_finite;
+};
+
+struct AttachState {
+  ObservationSink* sink = nullptr;
+  AttachOptions options;
+  // Note [Op steps]: ops are intercepted only in the steps that observe them (diagnose: every
+  // step; watch: every options.watch_outputs_every steps), on the thread that calls step_begin.
+  bool intercepting = false;
+  std::optional<at::CallbackHandle> ranges;  // user scopes, while intercepting
+  void set_interception(bool on);
+
+  std::vector<Parameter> parameters;
+  StorageModules module_of_storage;  // parameter storage -> module (Note [Module of an op])
+  ModuleTree modules;                // module -> parent
+
+  std::atomic<std::int64_t> step{0};
+  std::atomic<bool> in_step{false};
+  std::atomic<Tier> tier{Tier::watch};
+  std::atomic<std::uint64_t> generation{1};
+  std::atomic<bool> backward_seen{false};
+  std::atomic<bool> gradients_pending{false};
+
+  SequenceModules sequence_modules;  // Note [Module of an op]
+
+  std::atomic<std::int64_t> ops{0};
+  std::atomic<std::int64_t> observed{0};
+  std::atomic<std::int64_t> skipped_views{0};
+  std::atomic<std::int64_t> skipped_duplicates{0};
+  std::atomic<std::int64_t> skipped_uninitialised{0};
+  std::atomic<std::int64_t> sink_failures{0};
+  std::atomic<std::int64_t> hook_failures{0};
+  std::mutex failure_mutex;
+  std::string first_failure;  // what the first sink or hook failure said
+
+  // Nothing throws into the training loop (STYLE.md): a failure in the sink or in the adapter's
+  // own bookkeeping is counted and the first one kept, and the op goes on.
+  void record_failure(std::atomic<std::int64_t>& counter, const char* where) noexcept;
+
+  // The sink's answer: whether the values were all finite, when it read them. When it answers
+  // pause, the pause happens here (Note [Pause channel] in src/session/session.cpp), with
+  // `inputs` (the op's kept inputs) alive.
+  std::optional<bool> deliver(const Observation& observation, std::span<const at::Tensor> inputs = {}) {
+    try {
+      const Verdict verdict = sink->observe(observation);
+      observed.fetch_add(1, std::memory_order_relaxed);
+      if (verdict.pause) pause(observation, inputs);
+      return verdict.finite;
+    } catch (...) {
+      record_failure(sink_failures, "the sink's observe or pause");
+      return std::nullopt;
+    }
+  }
+  void pause(const Observation& observation, std::span<const at::Tensor> inputs);
+  // Every parameter's gradient, as Role::gradient (Note [Gradients once]).
+  void observe_gradients();
+};
+
+// The live attachment of the process, or nullptr.
+inline std::atomic<AttachState*>& live_attachment() {
+  static std::atomic<AttachState*> state{nullptr};
+  return state;
+}
+
+}  // namespace tfdebug::torch::detail

@@ -1,0 +1,193 @@
+// Which module an op runs in: the one decision that the LibTorch adapter, the op profiler and the
+// graph tracer all take from here, so that a finding, a profile row and a graph node name the same
+// module (Note [Module of an op]). Module ids are those of an Interner the caller keeps (the
+// adapter's and the tracer's: module_paths(); the profiler's: its own); 0 means unknown or the
+// top level.
+//
+// Note [Module of an op]
+// Forward, in this order:
+//   1. the module of a parameter the op reads (its storage is one of the module's parameters',
+//      so views such as weight.t() count): linear, embedding, layer_norm run in their layer;
+//   2. the innermost tfdebug::torch::Scope (or RECORD_USER_SCOPE range) alive on the thread;
+//   3. the module of the op that called this one, for ops inside other ops (the profiler sees
+//      them; the adapter with AttachOptions::nested_ops);
+//   4. the parent of the module whose parameters the thread read last in this step: code between
+//      layers runs in their parent's forward, so the attention scores after attn.k (q @ k^T, the
+//      softmax) run in attn, and log(2 + h) after mlp.fc1 runs in mlp;
+//   5. otherwise the top level.
+// Backward: the autograd sequence numbers a forward op consumed (at::sequence_number::peek()
+// before and after it: its node and its inner ops' nodes) record its module in a ring indexed by
+// number (SequenceModules); a backward node with the same number (Node::sequence_nr) looks it up,
+// and the ops inside the node run in that module. Optimizer: the module of a parameter it reads.
+#pragma once
+
+#include <ATen/record_function.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "tfdebug/core/interner.hpp"
+
+namespace torch::nn {
+class Module;
+}  // namespace torch::nn
+
+namespace tfdebug::torch::detail {
+
+// The module paths of every attachment and trace of the process: ids outlive each of them
+// (never destroyed).
+Interner& module_paths();
+
+// The path of the innermost tfdebug::torch::Scope alive on this thread; "" when none.
+std::string_view current_scope() noexcept;
+// Its id in module_paths(); 0 when none.
+std::uint32_t current_scope_id() noexcept;
+
+// Module id -> its parent's id, from named_modules() ("blocks.0.attn.q" -> "blocks.0.attn").
+class ModuleTree {
+ public:
+  void add(std::uint32_t module, std::uint32_t parent) { parent_[module] = parent; }
+  std::uint32_t parent(std::uint32_t module) const noexcept {
+    const auto it = parent_.find(module);
+    return it == parent_.end() ? 0 : it->second;
+  }
+
+ private:
+  std::unordered_map<std::uint32_t, std::uint32_t> parent_;
+};
+
+// What is known about a forward op when its module is decided (0: nothing).
+struct ModuleClues {
+  std::uint32_t parameter = 0;       // the module of a parameter the op reads
+  std::uint32_t scope = 0;           // the innermost Scope on the thread
+  std::uint32_t enclosing = 0;       // the module of the op that called this one
+  bool enclosed = false;             // there is such an op (its module may be the top level, 0)
+  std::uint32_t last_parameter = 0;  // the module of the thread's last parameter-reading op this step
+};
+
+// Note [Module of an op]: the module of a forward op.
+inline std::uint32_t forward_module(const ModuleTree& tree, const ModuleClues& c) noexcept {
+  if (c.parameter != 0) return c.parameter;
+  if (c.scope != 0) return c.scope;
+  if (c.enclosed) return c.enclosing;
+  if (c.last_parameter != 0) return tree.parent(c.last_parameter);
+  return 0;
+}
+
+// Parameter storage -> module id, looked up for the tensor arguments of every forward and
+// optimizer op: an open-addressing table keyed by the storage's data pointer (a few
+// instructions per miss, where std::unordered_map hashed, divided and walked a bucket). Keys are
+// never removed; the first module added for a storage keeps it.
+class StorageModules {
+ public:
+  void emplace(const void* storage, std::uint32_t module) {
+    if (storage == nullptr || module == 0 || module_of(storage) != 0) return;
+    if (2 * (count_ + 1) > slots_.size()) grow();
+    insert(storage, module);
+  }
+  std::uint32_t module_of(const void* storage) const noexcept {
+    if (slots_.empty() || storage == nullptr) return 0;
+    for (std::size_t i = slot_of(storage);; i = (i + 1) & (slots_.size() - 1)) {
+      if (slots_[i].storage == storage) return slots_[i].module;
+      if (slots_[i].storage == nullptr) return 0;
+    }
+  }
+
+ private:
+  struct Slot {
+    const void* storage = nullptr;
+    std::uint32_t module = 0;
+  };
+  std::size_t slot_of(const void* storage) const noexcept {
+    return std::size_t((reinterpret_cast<std::uintptr_t>(storage) >> 4) * 0x9E3779B97F4A7C15ULL) &
+           (slots_.size() - 1);
+  }
+  void insert(const void* storage, std::uint32_t module) {
+    std::size_t i = slot_of(storage);
+    while (slots_[i].storage != nullptr) i = (i + 1) & (slots_.size() - 1);
+    slots_[i] = {storage, module};
+    ++count_;
+  }
+  void grow() {
+    std::vector<Slot> old(std::max<std::size_t>(64, 2 * slots_.size()));
+    old.swap(slots_);
+    count_ = 0;
+    for (const Slot& slot : old) {
+      if (slot.storage != nullptr) insert(slot.storage, slot.module);
+    }
+  }
+  std::vector<Slot> slots_;  // a power-of-two size, at most half full
+  std::size_t count_ = 0;
+};
+
+// The module of the first input whose storage is a parameter's (views of it, such as weight.t(),
+// share the storage); 0 when the op reads none. `inputs`: an op's boxed arguments (the
+// RecordFunction callback's inputs(), with needsInputs; or the arguments on a boxed kernel's stack).
+template <typename Values>
+std::uint32_t module_of_inputs(const StorageModules& modules, const Values& inputs) {
+  for (const auto& value : inputs) {
+    if (!value.isTensor()) continue;
+    // unsafe_storage: no check, and an empty Storage for tensors without one (sparse, undefined)
+    const auto& storage = value.toTensor().unsafeGetTensorImpl()->unsafe_storage();
+    if (!storage) continue;
+    if (const std::uint32_t module = modules.module_of(storage.data())) return module;
+  }
+  return 0;
+}
+
+// Note [Module of an op]: autograd sequence number -> module id of the forward op that consumed it, in a ring
+// of the last 65,536 numbers; each slot holds the sequence number (high 40 bits) with the id (low 24 bits),
+// so a stale slot reads as unknown. Lock-free: forward and backward may run on different threads.
+class SequenceModules {
+ public:
+  void remember(std::int64_t sequence, std::uint32_t module) {
+    if (sequence < 0 || module >= (1U << 24)) return;
+    slots_[std::size_t(sequence) & (kRing - 1)].store((std::uint64_t(sequence) << 24) | module,
+                                                      std::memory_order_relaxed);
+  }
+  std::uint32_t module_of(std::int64_t sequence) const {
+    if (sequence < 0) return 0;
+    const auto packed = slots_[std::size_t(sequence) & (kRing - 1)].load(std::memory_order_relaxed);
+    if ((packed >> 24) != (std::uint64_t(sequence) & ((std::uint64_t{1} << 40) - 1))) return 0;
+    return std::uint32_t(packed & ((1U << 24) - 1));
+  }
+
+ private:
+  static constexpr std::size_t kRing = std::size_t{1} << 16;
+  std::array<std::atomic<std::uint64_t>, kRing> slots_{};
+};
+
+// f(path, module) for `root` (path "") and every module below it, in named_modules() order; works
+// for a root that is not held by a shared_ptr.
+void for_each_module(::torch::nn::Module& root,
+                     const std::function<void(const std::string& path, ::torch::nn::Module& module)>& f);
+
+// Note [Module of an op]: the module of a backward node with this sequence number. A node of a view
+// has none of its own (views are not intercepted, Note [Views pass through]): it takes the module
+// of the forward op just before it.
+inline std::uint32_t backward_module(const SequenceModules& modules, std::int64_t sequence) noexcept {
+  std::uint32_t module = 0;
+  for (std::int64_t back = 0; module == 0 && back < 8 && sequence - back >= 0; ++back)
+    module = modules.module_of(sequence - back);
+  return module;
+}
+// After a forward op that is not a view: every autograd sequence number in [first, end) it (and the
+// ops inside it) consumed gets its module.
+inline void remember_module(SequenceModules& modules, std::uint64_t first, std::uint64_t end,
+                            std::uint32_t module) noexcept {
+  for (std::uint64_t n = first; n < end && n < first + 4096; ++n) modules.remember(std::int64_t(n), module);
+}
+
+// Every module of `root` interned in `names` (the root is ""), with its parent, and each
+// parameter's storage with its module.
+void map_modules(::torch::nn::Module& root, Interner& names, ModuleTree& tree, StorageModules& storage);
+
+}  // namespace tfdebug::torch::detail

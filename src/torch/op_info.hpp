@@ -1,0 +1,29 @@
+// What the adapter needs to know of an op, read once from its schema (per op and thread): which
+// returns are views, which arguments it writes in place, whether its outputs are uninitialised.
+#pragma once
+
+#include <ATen/core/function_schema.h>
+
+#include <cstdint>
+#include <string_view>
+
+namespace tfdebug::torch::detail {
+
+struct OpInfo {
+  bool uninitialised = false;        // empty*, resize_, set_: outputs hold garbage
+  std::uint64_t view_outputs = 0;    // bit i: return i aliases an input without writing it
+  std::uint64_t written_inputs = 0;  // bit i: argument i is written in place, its values read first
+  // bit i: argument i is written in place without its values being read: out= arguments, and
+  // self of the ops that overwrite it whole (zero_, fill_, copy_, the random fills). Neither
+  // scanned before the op nor an input the output depends on.
+  std::uint64_t overwritten_inputs = 0;
+  bool views_only = false;      // every return is a view of an input: nothing to observe
+  std::uint32_t arguments = 0;  // schema argument and return counts: the op's stack slots
+  std::uint32_t returns = 0;
+  std::string_view name;  // the schema's: lives as long as the op is registered
+  bool gelu = false;      // aten::gelu: its input goes with its output (saturation rule)
+};
+
+OpInfo describe_op(const c10::FunctionSchema& schema);
+
+}  // namespace tfdebug::torch::detail
