@@ -20,7 +20,12 @@ nlohmann::ordered_json number(double value) {
 }  // namespace
 
 nlohmann::ordered_json evidence_json(const EvidenceValue& value) {
-  if (const double* x = std::get_if<double>(&value)) return number(*x);
+  if (const double* x = std::get_if<double>(&value)) {
+    // Counts are numbers too: written as integers when they are.
+    if (std::isfinite(*x) && std::trunc(*x) == *x && std::abs(*x) < 9007199254740992.0)
+      return static_cast<std::int64_t>(*x);
+    return number(*x);
+  }
   if (const auto* list = std::get_if<std::vector<std::int64_t>>(&value)) return *list;
   return std::get<std::string>(value);
 }

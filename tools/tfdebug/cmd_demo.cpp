@@ -49,7 +49,7 @@ void train(const demo::DemoConfig& config, demo::DemoTrainer& trainer, Observati
   }
 }
 
-void run_demo(const DemoOptions& options) {
+int run_demo(const DemoOptions& options) {
   demo::DemoConfig config;
   config.steps = options.steps;
   config.seed = options.seed;
@@ -76,7 +76,7 @@ void run_demo(const DemoOptions& options) {
       static_cast<unsigned long long>(config.seed));
   if (options.profile) {
     run_demo_profile(config, trainer, {.steps = options.profile_steps, .out = options.out});
-    return;
+    return 0;
   }
   RunConfig run;
   run.tier = options.tier == "watch" ? Tier::watch : Tier::diagnose;
@@ -106,12 +106,12 @@ void run_demo(const DemoOptions& options) {
   const bool error = std::any_of(summary.findings.begin(), summary.findings.end(),
                                  [](const Finding& f) { return f.severity == Severity::error; });
   std::fflush(stdout);
-  if (error) std::exit(1);  // everything attached is gone by now: `train` detached on return
+  return error ? 1 : 0;  // everything attached is gone by now: `train` detached on return
 }
 
 }  // namespace
 
-void register_demo(CLI::App& app) {
+void register_demo(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<DemoOptions>();
   auto* cmd = app.add_subcommand("demo",
                                  "Train a small transformer LM with LibTorch, optionally with an injected "
@@ -145,7 +145,7 @@ void register_demo(CLI::App& app) {
       ->capture_default_str();
   cmd->footer(
       "Exit 0 when no error-level finding was made, 1 when one was (it is reported), 2 for bad options.");
-  cmd->callback([options] { run_demo(*options); });
+  cmd->callback([options, &exit_code] { exit_code = run_demo(*options); });
 }
 
 }  // namespace tfdebug::cli

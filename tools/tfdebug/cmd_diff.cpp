@@ -14,16 +14,20 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "gguf_names.hpp"
 #include "json_output.hpp"
-#include "model_names.hpp"
 #include "terminal.hpp"
 #include "tfdebug/core/compare.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/core/tensor.hpp"
+#include "tfdebug/io/gguf_names.hpp"
 #include "tfdebug/io/model_file.hpp"
+#include "tfdebug/io/model_names.hpp"
 
 namespace tfdebug::cli {
+
+using io::gguf_permuted_heads;
+using io::hf_name_of_gguf;
+using io::layer_index;
 namespace {
 
 struct DiffArgs {
@@ -115,7 +119,7 @@ TensorView as_heads(const TensorView& v, int heads, Tensor& storage) {
   return TensorView(c.data(), c.dtype(), {heads, 2, rows / heads / 2, cols});
 }
 
-void run_diff(const DiffArgs& args) {
+int run_diff(const DiffArgs& args) {
   if (!(args.rtol >= 0) || !(args.atol >= 0)) throw Error("--rtol and --atol must be non-negative");
   const io::ModelFile a = io::ModelFile::open(args.a);
   const io::ModelFile b = io::ModelFile::open(args.b);
@@ -284,12 +288,12 @@ void run_diff(const DiffArgs& args) {
     }
   }
   std::fflush(stdout);
-  if (!same) std::exit(1);
+  return same ? 0 : 1;
 }
 
 }  // namespace
 
-void register_diff(CLI::App& app) {
+void register_diff(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<DiffArgs>();
   CLI::App* cmd =
       app.add_subcommand("diff", "What changed between two checkpoints (any formats tfdebug reads)");
@@ -301,7 +305,7 @@ void register_diff(CLI::App& app) {
   cmd->add_option("--filter", args->filter, "Only tensors whose name matches this glob");
   cmd->add_flag("--json", args->json, "Machine-readable output (schema in docs/diff.md)");
   cmd->footer("Exit code: 0 same names, shapes and allclose values; 1 differences; 2 bad input.");
-  cmd->callback([args] { run_diff(*args); });
+  cmd->callback([args, &exit_code] { exit_code = run_diff(*args); });
 }
 
 }  // namespace tfdebug::cli

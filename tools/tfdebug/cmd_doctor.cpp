@@ -49,7 +49,7 @@ bool self_test(const std::string& target) {
   return true;
 }
 
-void run_doctor(bool json) {
+int run_doctor(bool json) {
   const auto targets = simd_targets();
   const unsigned threads = std::thread::hardware_concurrency();
   std::vector<std::pair<std::string, bool>> results;
@@ -83,12 +83,12 @@ void run_doctor(bool json) {
   }
   if (!all_ok) {
     std::fprintf(stderr, "tfdebug: a SIMD target disagrees with the scalar reference; please report this\n");
-    std::fflush(stdout);
-    std::exit(1);
+    return 1;
   }
+  return 0;
 }
 
-void run_dtypes(bool json) {
+int run_dtypes(bool json) {
   if (json) {
     nlohmann::json list = nlohmann::json::array();
     for (DType d : all_dtypes()) {
@@ -103,7 +103,7 @@ void run_dtypes(bool json) {
                       {"min_subnormal", i.min_subnormal}});
     }
     std::printf("%s\n", list.dump(2).c_str());
-    return;
+    return 0;
   }
   std::printf("  %-10s %5s %14s %14s %14s\n", "dtype", "bytes", "max finite", "min normal", "min subnormal");
   for (DType d : all_dtypes()) {
@@ -113,22 +113,23 @@ void run_dtypes(bool json) {
                 i.is_floating ? format_number(i.min_normal).c_str() : "-",
                 i.is_floating ? format_number(i.min_subnormal).c_str() : "-");
   }
+  return 0;
 }
 
 }  // namespace
 
-void register_doctor(CLI::App& app) {
+void register_doctor(CLI::App& app, int& exit_code) {
   auto json = std::make_shared<bool>(false);
   CLI::App* cmd = app.add_subcommand("doctor", "Check this build and machine: SIMD targets with a self-test");
   cmd->add_flag("--json", *json, "Machine-readable output");
-  cmd->callback([json] { run_doctor(*json); });
+  cmd->callback([json, &exit_code] { exit_code = run_doctor(*json); });
 }
 
-void register_dtypes(CLI::App& app) {
+void register_dtypes(CLI::App& app, int& exit_code) {
   auto json = std::make_shared<bool>(false);
   CLI::App* cmd = app.add_subcommand("dtypes", "The element types tfdebug reads, with their ranges");
   cmd->add_flag("--json", *json, "Machine-readable output");
-  cmd->callback([json] { run_dtypes(*json); });
+  cmd->callback([json, &exit_code] { exit_code = run_dtypes(*json); });
 }
 
 }  // namespace tfdebug::cli

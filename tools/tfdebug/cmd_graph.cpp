@@ -18,10 +18,10 @@
 #include "commands.hpp"
 #include "graph_render.hpp"
 #include "tfdebug/core/error.hpp"
+#include "tfdebug/core/model_graph.hpp"
 #include "tfdebug/export/onnx_export.hpp"
 #include "tfdebug/export/tensorboard.hpp"
 #include "tfdebug/io/model_file.hpp"
-#include "tfdebug/core/model_graph.hpp"
 #ifdef TFDEBUG_HAVE_TORCH
 #include "graph_demo.hpp"
 #endif
@@ -127,7 +127,7 @@ void write_output(const std::string& out, const ModelGraph& g, const DotOptions&
                g.inputs.size(), g.outputs.size());
 }
 
-void run_graph(const GraphArgs& args) {
+int run_graph(const GraphArgs& args) {
   if (args.depth < -1) throw Error("--depth must be 0 or more");
   if (args.demo == !args.model.empty()) throw Error("give either a model file or --demo");
   if (!args.demo && args.demo_steps != 0) throw Error("--demo-steps goes with --demo");
@@ -162,11 +162,12 @@ void run_graph(const GraphArgs& args) {
     std::fprintf(stderr, "%s: graph (%zu nodes)%s\n", tb.path().c_str(), source.graph.nodes.size(),
                  source.embedding.empty() ? "" : " and the token embedding for the projector");
   }
+  return 0;
 }
 
 }  // namespace
 
-void register_graph(CLI::App& app) {
+void register_graph(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<GraphArgs>();
   CLI::App* cmd = app.add_subcommand(
       "graph", "A model's computation graph as GraphViz DOT, SVG, JSON, ONNX or TensorBoard");
@@ -185,7 +186,7 @@ void register_graph(CLI::App& app) {
   cmd->add_option("--depth", args->depth, "Draw modules nested deeper than N as one node each (DOT, SVG)");
   cmd->add_flag("--expand-repeats", args->expand_repeats,
                 "Draw every copy of a repeated block (blocks.0 .. blocks.N-1), not one copy marked xN");
-  cmd->callback([args] { run_graph(*args); });
+  cmd->callback([args, &exit_code] { exit_code = run_graph(*args); });
 }
 
 }  // namespace tfdebug::cli

@@ -129,7 +129,7 @@ nlohmann::json comparison_json(const profile::SampleComparison& c) {
           {"exact", c.test.exact}};
 }
 
-void run_regress(const RegressArgs& args) {
+int run_regress(const RegressArgs& args) {
   if (!(args.threshold_percent >= 0)) throw Error("--threshold must be a percentage >= 0");
   if (!(args.alpha > 0 && args.alpha < 1)) throw Error("--alpha must be between 0 and 1");
   const double threshold = args.threshold_percent / 100;
@@ -199,12 +199,12 @@ void run_regress(const RegressArgs& args) {
                 args.threshold_percent, args.alpha);
   }
   std::fflush(stdout);
-  if (failing > 0) std::exit(1);
+  return failing > 0 ? 1 : 0;
 }
 
 }  // namespace
 
-void register_regress(CLI::App& app) {
+void register_regress(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<RegressArgs>();
   CLI::App* cmd = app.add_subcommand(
       "regress", "Compare two Google Benchmark JSON runs (or two profile.json files) for slowdowns");
@@ -218,7 +218,7 @@ void register_regress(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "Print the report as JSON");
   cmd->footer("Exit code: 0 no significant slowdown beyond the threshold; 1 one or more; 2 bad input.");
-  cmd->callback([args] { run_regress(*args); });
+  cmd->callback([args, &exit_code] { exit_code = run_regress(*args); });
 }
 
 }  // namespace tfdebug::cli

@@ -86,7 +86,7 @@ std::string percent(std::int64_t part, std::int64_t whole) {
   return buffer;
 }
 
-void run_stats(const StatsArgs& args) {
+int run_stats(const StatsArgs& args) {
   const DType dtype = parse_dtype(args.dtype);
   StatsOptions options;
   options.threads = args.threads;
@@ -146,7 +146,7 @@ void run_stats(const StatsArgs& args) {
     }
     out["quantiles"] = q;
     std::printf("%s\n", out.dump(2).c_str());
-    return;
+    return 0;
   }
 
   const bool colour = use_colour(stdout);
@@ -187,11 +187,12 @@ void run_stats(const StatsArgs& args) {
   }
   if (!q.empty()) t.add("quantiles", q);
   t.print(stdout);
+  return 0;
 }
 
 }  // namespace
 
-void register_stats(CLI::App& app) {
+void register_stats(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<StatsArgs>();
   CLI::App* cmd = app.add_subcommand(
       "stats", "Statistics of a raw tensor file: NaN/Inf counts, range, moments, histogram, dtype fit");
@@ -214,7 +215,7 @@ void register_stats(CLI::App& app) {
   cmd->add_flag("--exact", args->exact,
                 "Widen every value to f64 before summing (see docs/stats.md, Precision)");
   cmd->add_flag("--json", args->json, "Machine-readable output (schema in docs/stats.md)");
-  cmd->callback([args] { run_stats(*args); });
+  cmd->callback([args, &exit_code] { exit_code = run_stats(*args); });
 }
 
 }  // namespace tfdebug::cli

@@ -121,12 +121,12 @@ nlohmann::json summary_json(const profile::TraceSummary& summary, const std::str
   return j;
 }
 
-void run_trace(const TraceArgs& args) {
+int run_trace(const TraceArgs& args) {
   if (!args.output.empty()) output_type(args.output);  // fail before reading a large input
   const profile::Trace trace = read_input(args.input);
   if (!args.output.empty()) {
     write_output(trace, args.output);
-    return;
+    return 0;
   }
   const profile::TraceSummary summary = profile::summarize(trace);
   if (args.json) {
@@ -134,11 +134,12 @@ void run_trace(const TraceArgs& args) {
   } else {
     print_summary(summary, args.input, args.top);
   }
+  return 0;
 }
 
 }  // namespace
 
-void register_trace(CLI::App& app) {
+void register_trace(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<TraceArgs>();
   CLI::App* cmd = app.add_subcommand("trace", "Convert a Chrome trace (.json) or summarise it");
   cmd->add_option("input", args->input, "A Chrome trace JSON file (as tfdebug writes it)")->required();
@@ -147,7 +148,7 @@ void register_trace(CLI::App& app) {
       "Write OUT instead of a summary: .json (Chrome), .speedscope.json, .folded, .svg or .pftrace");
   cmd->add_flag("--json", args->json, "Print the summary as JSON");
   cmd->add_option("--top", args->top, "How many frames the summary lists")->capture_default_str();
-  cmd->callback([args] { run_trace(*args); });
+  cmd->callback([args, &exit_code] { exit_code = run_trace(*args); });
 }
 
 }  // namespace tfdebug::cli

@@ -1,5 +1,7 @@
 // The tfdebug subcommands. Each register_* adds one subcommand to the app; its callback runs
-// the command and throws tfdebug::Error for anything the user got wrong (exit code 2).
+// the command, sets `exit_code` (0, or 1 for findings, differences or slowdowns) and throws
+// tfdebug::Error for anything the user got wrong (exit code 2). demo is tfdebug-torch's
+// (Note [Two executables] in main.cpp).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -7,16 +9,16 @@
 
 namespace tfdebug::cli {
 
-void register_diff(CLI::App& app);
-void register_graph(CLI::App& app);
-void register_inspect(CLI::App& app);
-void register_stats(CLI::App& app);
-void register_doctor(CLI::App& app);
-void register_dtypes(CLI::App& app);
+void register_diff(CLI::App& app, int& exit_code);
+void register_graph(CLI::App& app, int& exit_code);
+void register_inspect(CLI::App& app, int& exit_code);
+void register_stats(CLI::App& app, int& exit_code);
+void register_doctor(CLI::App& app, int& exit_code);
+void register_dtypes(CLI::App& app, int& exit_code);
 #ifdef TFDEBUG_HAVE_TORCH
-void register_demo(CLI::App& app);  // cmd_demo.cpp, built with LibTorch only
+void register_demo(CLI::App& app, int& exit_code);  // cmd_demo.cpp, built with LibTorch only
 #endif
-void register_trace(CLI::App& app);
-void register_regress(CLI::App& app);
+void register_trace(CLI::App& app, int& exit_code);
+void register_regress(CLI::App& app, int& exit_code);
 
 }  // namespace tfdebug::cli

@@ -41,6 +41,16 @@ nlohmann::json to_json(const Stats& s) {
   return j;
 }
 
+nlohmann::json to_json(const EvidenceValue& value) {
+  if (const double* x = std::get_if<double>(&value)) {
+    if (std::isfinite(*x) && std::trunc(*x) == *x && std::abs(*x) < 9007199254740992.0)
+      return static_cast<std::int64_t>(*x);
+    return json_number(*x);
+  }
+  if (const auto* list = std::get_if<std::vector<std::int64_t>>(&value)) return *list;
+  return std::get<std::string>(value);
+}
+
 nlohmann::json to_json(const Histogram& h) {
   nlohmann::json edges = nlohmann::json::array();
   for (double e : h.edges) edges.push_back(json_number(e));

@@ -6,6 +6,7 @@
 
 #include "tfdebug/core/histogram.hpp"
 #include "tfdebug/core/stats.hpp"
+#include "tfdebug/session/finding.hpp"
 
 namespace tfdebug::cli {
 
@@ -15,5 +16,8 @@ nlohmann::json json_number(double x);
 nlohmann::json to_json(const Stats& stats);
 nlohmann::json to_json(const TargetFit& fit);
 nlohmann::json to_json(const Histogram& histogram);
+// A finding's evidence value: a number (an integer when it is one; null when not finite), a list
+// of integers, or text.
+nlohmann::json to_json(const EvidenceValue& value);
 
 }  // namespace tfdebug::cli

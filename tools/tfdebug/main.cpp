@@ -1,69 +1,85 @@
 // tfdebug: the command-line tool. `tfdebug --help` lists the subcommands.
+//
+// Note [Two executables]: a program linked against LibTorch loads ~290 shared libraries before
+// main (0.4 s), so every command would pay that, `--version` too. `tfdebug` links no LibTorch:
+// the commands that train or trace a LibTorch model (demo, graph --demo) live in tfdebug-torch,
+// which this program execs with the same arguments, found next to it (the build tree) or in
+// ../libexec/tfdebug (an installed tree). Everything else starts in milliseconds
+// (docs/performance.md, "Start-up").
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <filesystem>
+#include <string>
+#include <string_view>
 
-#include <CLI/CLI.hpp>
-
+#include "cli_main.hpp"
 #include "commands.hpp"
-#include "tfdebug/core/error.hpp"
-#include "tfdebug/version.hpp"
 
 namespace {
 
-int run(int argc, char** argv) {
-  CLI::App app{"tfdebug " TFDEBUG_VERSION_STRING
-               " - debugging and understanding transformer models.\n"
-               "Finds NaN/Inf, dead and saturated values, range problems for f16/bf16/fp8, and more.",
-               "tfdebug"};
-  app.set_version_flag("--version", "tfdebug " TFDEBUG_VERSION_STRING);
-  app.require_subcommand(1);
-  app.footer(
-      "Examples:\n"
-      "  tfdebug inspect model.safetensors --target-dtype f16 --fail-on error\n"
-      "  tfdebug diff before.safetensors after.safetensors --rtol 1e-3\n"
-      "  tfdebug stats weights.bin --dtype bf16 --shape 4096,4096 --target-dtype f8-e4m3\n"
-      "  tfdebug trace step.json -o step.speedscope.json\n"
-      "  tfdebug regress baseline.json current.json --threshold 5\n"
-      "  tfdebug doctor\n"
-      "Exit codes: 0 success, 1 findings (--fail-on), differences (diff) or slowdowns (regress),\n"
-      "2 bad input.");
-  tfdebug::cli::register_inspect(app);
-  tfdebug::cli::register_diff(app);
-  tfdebug::cli::register_graph(app);
-  tfdebug::cli::register_stats(app);
-  tfdebug::cli::register_doctor(app);
-  tfdebug::cli::register_dtypes(app);
-#ifdef TFDEBUG_HAVE_TORCH
-  tfdebug::cli::register_demo(app);
-#endif
-  tfdebug::cli::register_trace(app);
-  tfdebug::cli::register_regress(app);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return 2;
-  } catch (const tfdebug::Error& e) {
-    std::fprintf(stderr, "tfdebug: error: %s\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "tfdebug: unexpected failure: %s\n", e.what());
-    return 3;
+// Whether the command line is one of tfdebug-torch's: the first argument that is not an option
+// is `demo`, or it is `graph` with --demo.
+bool needs_torch(int argc, char** argv) {
+  int command = 1;
+  while (command < argc && argv[command][0] == '-') ++command;
+  if (command >= argc) return false;
+  const std::string_view name = argv[command];
+  if (name == "demo") return true;
+  if (name != "graph") return false;
+  for (int i = command + 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--demo") return true;
   }
-  return 0;
+  return false;
+}
+
+// Replaces this process with tfdebug-torch; returns only when that fails (exit code 2).
+int exec_torch(char** argv) {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const std::filesystem::path dir = ec ? std::filesystem::path(argv[0]).parent_path() : self.parent_path();
+  const std::filesystem::path candidates[] = {dir / "tfdebug-torch",
+                                              dir / ".." / "libexec" / "tfdebug" / "tfdebug-torch"};
+  for (const auto& candidate : candidates) {
+    if (::access(candidate.c_str(), X_OK) != 0) continue;
+    ::execv(candidate.c_str(), argv);
+    std::fprintf(stderr, "tfdebug: error: cannot run %s: %s\n", candidate.c_str(), std::strerror(errno));
+    return 2;
+  }
+  std::fprintf(
+      stderr,
+      "tfdebug: error: '%s' needs LibTorch, and tfdebug-torch (the part of tfdebug built with it) is "
+      "not in %s or %s: build tfdebug with libtorch-dev installed\n",
+      argv[1], candidates[0].parent_path().c_str(), candidates[1].parent_path().lexically_normal().c_str());
+  return 2;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
-    return run(argc, argv);
+    if (needs_torch(argc, argv)) return exec_torch(argv);
+    CLI::App app;
+    tfdebug::cli::describe_app(app);
+    int exit_code = 0;
+    tfdebug::cli::register_inspect(app, exit_code);
+    tfdebug::cli::register_diff(app, exit_code);
+    tfdebug::cli::register_graph(app, exit_code);
+    tfdebug::cli::register_stats(app, exit_code);
+    tfdebug::cli::register_doctor(app, exit_code);
+    tfdebug::cli::register_dtypes(app, exit_code);
+#ifdef TFDEBUG_TORCH_CLI
+    // Listed for --help; the command line itself goes to tfdebug-torch (needs_torch).
+    app.add_subcommand(
+        "demo", "Train a small transformer with a planted fault and watch tfdebug diagnose it (LibTorch)");
+#endif
+    tfdebug::cli::register_trace(app, exit_code);
+    tfdebug::cli::register_regress(app, exit_code);
+    return tfdebug::cli::run_cli(app, argc, argv, exit_code);
   } catch (...) {
     std::fputs("tfdebug: unexpected failure\n", stderr);
     return 3;

@@ -30,7 +30,7 @@
 #include "tfdebug/core/dtype.hpp"
 #include "tfdebug/core/tensor.hpp"
 
-namespace tfdebug::cli {
+namespace tfdebug::inspect::detail {
 namespace {
 
 constexpr std::int64_t kBlockValues = 1 << 16;
@@ -341,4 +341,4 @@ bool same_values(const io::NamedTensor& a, const io::NamedTensor& b) {
   return std::memcmp(pa, pb, static_cast<std::size_t>(a.numel()) * a.view.element_size()) == 0;
 }
 
-}  // namespace tfdebug::cli
+}  // namespace tfdebug::inspect::detail

@@ -1,8 +1,8 @@
-#include "gguf_names.hpp"
+#include "tfdebug/io/gguf_names.hpp"
 
 #include <charconv>
 
-namespace tfdebug::cli {
+namespace tfdebug::io {
 namespace {
 
 struct Rename {
@@ -44,7 +44,7 @@ std::optional<std::pair<std::string_view, std::string_view>> split_block(std::st
   return std::make_pair(name.substr(0, dot), name.substr(dot + 1));
 }
 
-int metadata_int(const io::ModelFile& m, const std::string& key) {
+int metadata_int(const ModelFile& m, const std::string& key) {
   const auto it = m.metadata().find(key);
   if (it == m.metadata().end()) return 0;
   int value = 0;
@@ -66,7 +66,7 @@ std::optional<std::string> hf_name_of_gguf(std::string_view gguf_name) {
   return std::nullopt;
 }
 
-int gguf_permuted_heads(const io::ModelFile& gguf, std::string_view gguf_name) {
+int gguf_permuted_heads(const ModelFile& gguf, std::string_view gguf_name) {
   const auto arch = gguf.metadata().find("general.architecture");
   if (arch == gguf.metadata().end() || arch->second != "llama") return 0;
   const auto block = split_block(gguf_name);
@@ -80,4 +80,4 @@ int gguf_permuted_heads(const io::ModelFile& gguf, std::string_view gguf_name) {
   return 0;
 }
 
-}  // namespace tfdebug::cli
+}  // namespace tfdebug::io

@@ -1,8 +1,8 @@
-// One pass over a model's tensors for `tfdebug inspect`: the statistics (stats kernel), the
-// per-row abs-max and all-zero rows and columns of matrices, the first non-finite element, and
-// a sparkline histogram. Work is split into pieces of whole rows that threads take in turn;
-// each piece is read in blocks small enough to stay in cache while every consumer reads them,
-// so a tensor's memory is read once (Note [One pass] in tensor_scan.cpp).
+// One pass over a model's tensors for tfdebug::inspect (`tfdebug inspect`): the statistics (stats kernel),
+// the per-row abs-max and all-zero rows and columns of matrices, the first non-finite element, and a
+// sparkline histogram. Work is split into pieces of whole rows that threads take in turn; each piece is read
+// in blocks small enough to stay in cache while every consumer reads them, so a tensor's memory is read once
+// (Note [One pass] in tensor_scan.cpp).
 #pragma once
 
 #include <cstddef>
@@ -13,9 +13,10 @@
 
 #include "tfdebug/core/histogram.hpp"
 #include "tfdebug/core/stats.hpp"
+#include "tfdebug/inspect/inspection.hpp"
 #include "tfdebug/io/model_file.hpp"
 
-namespace tfdebug::cli {
+namespace tfdebug::inspect::detail {
 
 struct TensorScan {
   Stats stats;
@@ -27,7 +28,7 @@ struct TensorScan {
   Histogram histogram;                     // kSparkBins bins over [min, max] (Note [Sampled sparkline])
 };
 
-inline constexpr int kSparkBins = 12;
+using ::tfdebug::inspect::kSparkBins;
 
 // Scans every tensor on `threads` threads (0: one per core). `progress(done, total)` is called
 // from the calling thread a few times a second with bytes scanned so far, when given;
@@ -41,4 +42,4 @@ std::vector<TensorScan> scan_tensors(std::span<const io::NamedTensor* const> ten
 // Whether two tensors hold the same dtype, shape and bytes.
 bool same_values(const io::NamedTensor& a, const io::NamedTensor& b);
 
-}  // namespace tfdebug::cli
+}  // namespace tfdebug::inspect::detail
