@@ -170,8 +170,7 @@ class AtenTranslator {
     if (const auto* d = std::get_if<double>(&a->value)) return *d;
     return std::nullopt;
   }
-  std::optional<std::vector<std::int64_t>> ints_attribute(const GraphNode& n,
-                                                          const std::string& name) const {
+  std::optional<std::vector<std::int64_t>> ints_attribute(const GraphNode& n, const std::string& name) const {
     const auto* a = attribute(n, name);
     if (a == nullptr) return std::nullopt;
     if (const auto* v = std::get_if<std::vector<std::int64_t>>(&a->value)) return *v;

@@ -11,8 +11,8 @@
 
 #include "protobuf.hpp"
 #include "tfdebug/core/histogram.hpp"
-#include "tfdebug/core/tensor_view.hpp"
 #include "tfdebug/core/model_graph.hpp"
+#include "tfdebug/core/tensor_view.hpp"
 
 namespace tfdebug::detail {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "tfdebug/io/model_file.hpp"
 #include "tfdebug/core/model_graph.hpp"
+#include "tfdebug/io/model_file.hpp"
 
 namespace tfdebug::io::detail {
 

@@ -131,9 +131,14 @@ struct Session::State final : RuleContext {
   RunConfig config;
   mutable std::mutex mutex;
   std::vector<std::unique_ptr<Rule>> rules;
+  // The rules that read a role and phase, in registration order.
+  struct Reading {
+    Rule* rule = nullptr;
+    bool only_nonfinite = false;  // reads it only when some value is NaN/Inf: needs() is not asked
+  };
   struct Table {
-    std::vector<Rule*> asked;           // rules whose needs() this role and phase asks
-    std::vector<Rule*> only_nonfinite;  // rules that read it only when some value is NaN/Inf
+    std::vector<Reading> readers;
+    bool any_nonfinite = false;  // some reader is only_nonfinite
   };
   std::array<Table, kTables> tables;
   bool rules_fixed = false;  // the first step began: add_rule is closed
@@ -184,7 +189,8 @@ void Session::State::build_tables() {
       for (const Phase phase : {Phase::forward, Phase::backward, Phase::optimizer}) {
         if (!interest.reads(role, phase)) continue;
         Table& t = tables[table_of(role, phase)];
-        (interest.is_only_nonfinite() ? t.only_nonfinite : t.asked).push_back(rule.get());
+        t.readers.push_back({rule.get(), interest.is_only_nonfinite()});
+        t.any_nonfinite = t.any_nonfinite || interest.is_only_nonfinite();
       }
     }
   }
@@ -193,24 +199,17 @@ void Session::State::build_tables() {
 Plan Session::State::plan(const Observation& o, std::vector<Reader>& readers) const {
   Plan p;
   const Table& t = tables[table_of(o.role, o.phase)];
-  // Registration order among readers: the asked rules and the only-non-finite ones interleave as
-  // registered, so readers are collected in the order of `rules`.
-  if (!t.only_nonfinite.empty()) p.need = Need::nonfinite;
-  std::size_t next_asked = 0;
-  std::size_t next_nonfinite = 0;
-  for (const auto& rule : rules) {
-    if (next_nonfinite < t.only_nonfinite.size() && t.only_nonfinite[next_nonfinite] == rule.get()) {
-      ++next_nonfinite;
-      readers.push_back({rule.get(), {Need::nonfinite}, {}});
-    } else if (next_asked < t.asked.size() && t.asked[next_asked] == rule.get()) {
-      ++next_asked;
-      const Needs needs = rule->needs(o);
-      if (needs.stats == Need::none && !needs.measure) continue;
-      readers.push_back({rule.get(), needs, {}});
-      p.need = std::max(p.need, needs.stats);
-      p.zeros = p.zeros || needs.stats == Need::zeros;
+  if (t.any_nonfinite) p.need = Need::nonfinite;
+  for (const Reading& r : t.readers) {
+    if (r.only_nonfinite) {
+      readers.push_back({r.rule, {Need::nonfinite}, {}});
+      continue;
     }
-    if (next_asked == t.asked.size() && next_nonfinite == t.only_nonfinite.size()) break;
+    const Needs needs = r.rule->needs(o);
+    if (needs.stats == Need::none && !needs.measure) continue;
+    readers.push_back({r.rule, needs, {}});
+    p.need = std::max(p.need, needs.stats);
+    p.zeros = p.zeros || needs.stats == Need::zeros;
   }
   p.full = o.step % config.flight_recorder_moments_every == 0 ||
            metrics_wanted.load(std::memory_order_relaxed) || moments_wanted.load(std::memory_order_relaxed);

@@ -115,13 +115,17 @@ TEST(Nonfinite, VectorParametersAreSummarisedBetweenFullStatisticsSteps) {
   const std::vector<float> bad = {1, kNaN, kNaN, 0.5};
   for (std::int64_t step : {0, 1}) {  // step 0: full statistics (moments_every); 1: light
     session.begin_step(step);
-    EXPECT_EQ(session.observe(testing::tensor(step, Role::parameter, "fc", "fc.bias", values, {4})).finite, true);
-    EXPECT_EQ(session.observe(testing::tensor(step, Role::parameter, "fc", "fc.weight", values, {2, 2})).finite,
-              true);
-    EXPECT_EQ(session.observe(testing::tensor(step, Role::gradient, "fc", "fc.weight", values, {2, 2})).finite,
+    EXPECT_EQ(session.observe(testing::tensor(step, Role::parameter, "fc", "fc.bias", values, {4})).finite,
               true);
     EXPECT_EQ(
-        session.observe(testing::tensor(step, Role::update, "fc", "fc.bias", step == 1 ? bad : values, {4})).finite,
+        session.observe(testing::tensor(step, Role::parameter, "fc", "fc.weight", values, {2, 2})).finite,
+        true);
+    EXPECT_EQ(
+        session.observe(testing::tensor(step, Role::gradient, "fc", "fc.weight", values, {2, 2})).finite,
+        true);
+    EXPECT_EQ(
+        session.observe(testing::tensor(step, Role::update, "fc", "fc.bias", step == 1 ? bad : values, {4}))
+            .finite,
         step == 0);
     session.end_step(step, 1.0);
   }

@@ -25,8 +25,8 @@
 #include <string>
 #include <string_view>
 
-#include "tfdebug/core/tensor_view.hpp"
 #include "tfdebug/core/model_graph.hpp"
+#include "tfdebug/core/tensor_view.hpp"
 
 namespace tfdebug {
 

@@ -25,9 +25,9 @@
 #include <string_view>
 #include <vector>
 
+#include "tfdebug/core/model_graph.hpp"
 #include "tfdebug/core/quantized.hpp"
 #include "tfdebug/core/tensor_view.hpp"
-#include "tfdebug/core/model_graph.hpp"
 
 namespace tfdebug::io {
 

@@ -171,8 +171,8 @@ class RuleSettings {
         throw Error("rules." + std::string(S::kSection) + ": held by another settings type");
       return static_cast<const detail::SettingsOf<S>&>(*base).value;
     }
-    static const S defaults{};
-    return defaults;
+    static const S kDefaults{};
+    return kDefaults;
   }
 
   // Type-erased access, for the configuration reader and the rule registry.
