@@ -270,19 +270,22 @@ std::vector<std::pair<std::string, std::string>> RunConfig::entries() const {
 }
 
 RunConfig RunConfig::from_file(const std::filesystem::path& path) {
+  return from_text(read_file(path), path);
+}
+
+RunConfig RunConfig::from_text(std::string_view text, const std::filesystem::path& path) {
   const std::string name = path.string();
   const std::string extension = path.extension().string();
-  const std::string text = read_file(path);
   Json root;
   if (extension == ".json") {
     try {
       root = Json::parse(text);
-    } catch (const Json::parse_error& e) {
+    } catch (const Json::exception& e) {  // parse_error, and out_of_range for a number beyond a double
       throw Error(name + ": not valid JSON: " + e.what());
     }
   } else if (extension == ".toml") {
     try {
-      root = toml_to_json(toml::parse(text, name));
+      root = toml_to_json(toml::parse(text, std::string_view(name)));
     } catch (const toml::parse_error& e) {
       const auto& where = e.source().begin;
       throw Error(name + ":" + std::to_string(where.line) + ":" + std::to_string(where.column) +
@@ -292,7 +295,11 @@ RunConfig RunConfig::from_file(const std::filesystem::path& path) {
     throw Error(name + ": unknown run configuration format '" + extension + "' (expected .json or .toml)");
   }
   RunConfig config;
-  apply(root, config, Reader(name), path.parent_path());
+  try {
+    apply(root, config, Reader(name), path.parent_path());
+  } catch (const Json::exception& e) {  // a value the type checks let through: never the caller's crash
+    throw Error(name + ": " + e.what());
+  }
   try {
     config.validate();
   } catch (const Error& e) {

@@ -119,6 +119,19 @@ TEST_F(RunConfigFile, ErrorsNameTheFileAndTheKey) {
   EXPECT_NE(error_of(dir_ / "missing.toml").find("missing.toml: cannot open"), std::string::npos);
 }
 
+// Found by fuzz/run_config_fuzz: a JSON number beyond a double's range made nlohmann-json throw
+// out_of_range, which escaped as an unexpected failure instead of a tfdebug::Error.
+TEST(RunConfig, FromTextNamesTheFileForANumberBeyondADouble) {
+  try {
+    RunConfig::from_text(R"({"rules": {"loss": {"spike_factor": 1e999}}})", "in-memory.json");
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("in-memory.json: not valid JSON: ", 0), 0u) << e.what();
+  }
+  const RunConfig c = RunConfig::from_text("[rules.loss]\nspike_factor = 5.0\n", "in-memory.toml");
+  EXPECT_EQ(c.rules.get<LossRule>().spike_factor, 5.0);
+}
+
 TEST(RunConfig, ValidateInCode) {
   RunConfig c;
   c.validate();  // defaults are valid

@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -74,6 +75,9 @@ struct RunConfig {
   // Reads a .json or .toml file (by extension). A relative run_dir is relative to the file's
   // folder. Throws tfdebug::Error naming the file (and key) on any problem.
   static RunConfig from_file(const std::filesystem::path& path);
+  // The same for a configuration already in memory: `path` names it in errors, says its format by
+  // its extension, and is what a relative run_dir is relative to (its folder).
+  static RunConfig from_text(std::string_view text, const std::filesystem::path& path);
   // Checks ranges (positive windows, ordered thresholds); throws tfdebug::Error naming the key.
   void validate() const;
   // Every key of the configuration file with this configuration's value as text, in the file's
