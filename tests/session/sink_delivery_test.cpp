@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -46,7 +47,9 @@ class Gate {
 // stuck-at-the-end case, in on_run_end.
 class GatedSink : public Sink {
  public:
-  GatedSink(Gate* step_gate, Gate* end_gate) : step_gate_(step_gate), end_gate_(end_gate) {}
+  // The gates are shared with the sink: a thread left waiting in it keeps them alive.
+  GatedSink(std::shared_ptr<Gate> step_gate, std::shared_ptr<Gate> end_gate)
+      : step_gate_(std::move(step_gate)), end_gate_(std::move(end_gate)) {}
   void on_finding(const Finding&) override {}
   void on_step(const StepMetrics& m) override {
     if (step_gate_ != nullptr) step_gate_->wait();
@@ -65,8 +68,8 @@ class GatedSink : public Sink {
   bool ended = false;
 
  private:
-  Gate* step_gate_;
-  Gate* end_gate_;
+  std::shared_ptr<Gate> step_gate_;
+  std::shared_ptr<Gate> end_gate_;
 };
 
 class SleepingSink : public GatedSink {
@@ -91,18 +94,18 @@ TEST(SinkDelivery, AStuckSinkDoesNotStopTrainingAndItsDropsAreCounted) {
   RunConfig config = testing::quiet_config();
   config.sink_queue = 8;
   Session session(config);
-  Gate gate;
-  auto sink = std::make_shared<GatedSink>(&gate, nullptr);
+  auto gate = std::make_shared<Gate>();
+  auto sink = std::make_shared<GatedSink>(gate, nullptr);
   session.add_sink(sink);
   step(session, 0);
-  gate.await_waiter();  // the sink's thread is inside on_step(0), and stays there
+  gate->await_waiter();  // the sink's thread is inside on_step(0), and stays there
   for (std::int64_t s = 1; s < 200; ++s) step(session, s);
   // All 200 steps ran while the sink was blocked in its first event: it has taken none yet.
   {
     const std::lock_guard lock(sink->mutex);
     EXPECT_TRUE(sink->steps.empty());
   }
-  gate.open();
+  gate->open();
   const RunSummary summary = session.finish();
   // Step 0 was being delivered, steps 1-8 filled the queue, 9-199 were dropped.
   const std::lock_guard lock(sink->mutex);
@@ -133,10 +136,10 @@ TEST(SinkDelivery, ASleepingSinkGetsEveryEventInOrderByTheEndOfTheRun) {
 TEST(SinkDelivery, FinishGivesUpOnASinkThatNeverReturnsFromRunEnd) {
   RunConfig config = testing::quiet_config();
   config.sink_finish_timeout_s = 0.2;
-  Gate end_gate;
+  auto end_gate = std::make_shared<Gate>();
   {
     Session session(config);
-    session.add_sink(std::make_shared<GatedSink>(nullptr, &end_gate));
+    session.add_sink(std::make_shared<GatedSink>(nullptr, end_gate));
     step(session, 0);
     try {
       session.finish();
@@ -146,7 +149,7 @@ TEST(SinkDelivery, FinishGivesUpOnASinkThatNeverReturnsFromRunEnd) {
           << e.what();
     }
   }  // the Session is gone; the sink's thread still waits, holding the sink
-  end_gate.open();
+  end_gate->open();
 }
 
 class Counting : public Sink {
