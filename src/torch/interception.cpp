@@ -58,17 +58,10 @@ void on_op(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch::jit
   }
   ThreadState& t = thread_state();
   OpCall call;
-  try {
-    prepare(*s, t, op.schema(), *stack, call);
-  } catch (...) {
-    call.info = nullptr;  // the op runs unobserved
-    call.observe = false;
-    s->record_failure(s->hook_failures, "before an op");
-  }
+  begin_op(*s, t, op.schema(), *stack, call);
   const std::uint64_t first_sequence = at::sequence_number::peek();
   {
-    const EnclosingOp enclosing(
-        t, s->options.nested_ops && call.info != nullptr && call.phase == Phase::forward, call.module);
+    const EnclosingOp enclosing(*s, t, call);
     op.redispatchBoxed(keys & kAfterMode, stack);  // the op itself; what it throws is the caller's
   }
   after_op(*s, t, call, first_sequence, [&](const auto& observe) {

@@ -19,6 +19,19 @@ namespace tfdebug::torch::detail {
 // fallback's stack, or the tensors an unboxed kernel was called with, Note [Unboxed hot ops]).
 void prepare(AttachState& s, ThreadState& t, const c10::FunctionSchema& schema,
              c10::ArrayRef<c10::IValue> stack, OpCall& call);
+// prepare, for the kernels: a failure in it is recorded (Counters::hook_failures) and the op runs
+// unobserved; nothing throws into the training loop.
+inline void begin_op(AttachState& s, ThreadState& t, const c10::FunctionSchema& schema,
+                     c10::ArrayRef<c10::IValue> stack, OpCall& call) noexcept {
+  try {
+    prepare(s, t, schema, stack, call);
+  } catch (...) {
+    call.info = nullptr;
+    call.observe = false;
+    s.record_failure(s.hook_failures, "before an op");
+  }
+}
+
 // After a forward op: every autograd sequence number it consumed gets its module.
 void remember_sequences(AttachState& s, const OpCall& call, std::uint64_t first_sequence);
 // One output of an observed op.
@@ -47,6 +60,10 @@ void after_op(AttachState& s, ThreadState& t, const OpCall& call, std::uint64_t 
 // encloses them.
 class EnclosingOp {
  public:
+  // Encloses only when `call`'s inner ops are intercepted too: a forward op, with nested_ops.
+  EnclosingOp(const AttachState& s, ThreadState& t, const OpCall& call)
+      : EnclosingOp(t, s.options.nested_ops && call.info != nullptr && call.phase == Phase::forward,
+                    call.module) {}
   EnclosingOp(ThreadState& t, bool active, std::uint32_t module) : t_(active ? &t : nullptr) {
     if (t_ == nullptr) return;
     was_enclosed_ = t.enclosed;

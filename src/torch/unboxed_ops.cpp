@@ -108,17 +108,12 @@ struct Unboxed<Op, R(A...)> {
     }
     ThreadState& t = thread_state();
     OpCall call;
-    try {
+    {
       const std::array<c10::IValue, kArguments> tensors{tensor_only(args)...};
-      prepare(*s, t, schema(), tensors, call);
-    } catch (...) {
-      call.info = nullptr;  // the op runs unobserved
-      call.observe = false;
-      s->record_failure(s->hook_failures, "before an op");
+      begin_op(*s, t, schema(), tensors, call);
     }
     const std::uint64_t first_sequence = at::sequence_number::peek();
-    const EnclosingOp enclosing(
-        t, s->options.nested_ops && call.info != nullptr && call.phase == Phase::forward, call.module);
+    const EnclosingOp enclosing(*s, t, call);
     R result = Op::redispatch(keys & kAfterMode, std::forward<A>(args)...);
     after_op(*s, t, call, first_sequence, [&](const auto& observe) { for_each_tensor(result, observe); });
     return result;
