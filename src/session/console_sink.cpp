@@ -56,6 +56,9 @@ void ConsoleSink::on_run_end(const RunSummary& s) {
     std::fprintf(out_, "  %s%-7s%s %-20s step %-6lld %-9s %s (x%lld)\n", colour_ ? colour_of(f.severity) : "",
                  severity.c_str(), colour_ ? "\033[0m" : "", f.rule.c_str(), static_cast<long long>(f.step),
                  std::string(phase_name(f.phase)).c_str(), place.c_str(), static_cast<long long>(f.count));
+    if (f.worst && f.worst->step != f.step)
+      std::fprintf(out_, "          worst, step %lld: %s\n", static_cast<long long>(f.worst->step),
+                   f.worst->message.c_str());
     if (!f.suggestion.empty()) std::fprintf(out_, "          try: %s\n", f.suggestion.c_str());
   }
   if (s.flight_recorder) std::fprintf(out_, "  flight recorder: %s\n", s.flight_recorder->string().c_str());

@@ -48,6 +48,14 @@ void FlightRecorder::begin_step(std::int64_t step) {
   open_ = true;
 }
 
+void FlightRecorder::restart_step() {
+  if (used_ == 0 || !open_) return;
+  Slot& slot = ring_[(next_ + ring_.size() - 1) % ring_.size()];
+  dropped_total_ -= slot.dropped;
+  slot.dropped = 0;
+  slot.ops.clear();
+}
+
 void FlightRecorder::record(const Observation& observation, const Stats& stats) {
   if (used_ == 0) begin_step(observation.step);
   Slot& slot = ring_[(next_ + ring_.size() - 1) % ring_.size()];

@@ -30,15 +30,33 @@ nlohmann::ordered_json evidence_json(const EvidenceValue& value) {
   return std::get<std::string>(value);
 }
 
-nlohmann::ordered_json finding_json(const Finding& f) {
+namespace {
+nlohmann::ordered_json evidence_object(const std::vector<Evidence>& list) {
   nlohmann::ordered_json evidence = nlohmann::ordered_json::object();
-  for (const Evidence& e : f.evidence) evidence[e.key] = evidence_json(e.value);
-  return {{"rule", f.rule},       {"severity", severity_name(f.severity)},
-          {"step", f.step},       {"phase", phase_name(f.phase)},
-          {"module", f.module},   {"op", f.op},
-          {"message", f.message}, {"suggestion", f.suggestion},
-          {"count", f.count},     {"last_step", f.last_step},
-          {"evidence", evidence}};
+  for (const Evidence& e : list) evidence[e.key] = evidence_json(e.value);
+  return evidence;
+}
+
+nlohmann::ordered_json occurrence_json(const std::optional<Occurrence>& o) {
+  if (!o) return nullptr;
+  return {{"step", o->step}, {"message", o->message}, {"evidence", evidence_object(o->evidence)}};
+}
+}  // namespace
+
+nlohmann::ordered_json finding_json(const Finding& f) {
+  return {{"rule", f.rule},
+          {"severity", severity_name(f.severity)},
+          {"step", f.step},
+          {"phase", phase_name(f.phase)},
+          {"module", f.module},
+          {"op", f.op},
+          {"message", f.message},
+          {"suggestion", f.suggestion},
+          {"count", f.count},
+          {"last_step", f.last_step},
+          {"evidence", evidence_object(f.evidence)},
+          {"latest", occurrence_json(f.latest)},
+          {"worst", occurrence_json(f.worst)}};
 }
 
 nlohmann::ordered_json report_json(const RunSummary& s) {

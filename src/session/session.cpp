@@ -103,6 +103,7 @@ struct Session::State final : RuleContext {
         rules(RuleRegistry::instance().instantiate(config)),
         metrics(config),
         recorder(config.flight_recorder_steps, config.flight_recorder_max_ops) {
+    tier.store(config.tier);
     build_tables();
   }
 
@@ -123,6 +124,16 @@ struct Session::State final : RuleContext {
   // Note [Pause channel]: whether a pausing sink asks to stop at `o`; remembers which, for pause().
   bool ask_pause(const Observation& o, const Stats& stats, const std::vector<Finding>& raised);
   void write_flight_recorder();
+  // Steps [first, until] in diagnose; a window already open is extended. With `mutex` held.
+  void open_diagnose(std::int64_t first, std::int64_t until) {
+    const bool open = diagnose_armed.load(std::memory_order_relaxed) &&
+                      current_step.load(std::memory_order_relaxed) <= diagnose_until.load(std::memory_order_relaxed);
+    diagnose_from.store(open ? std::min(diagnose_from.load(std::memory_order_relaxed), first) : first,
+                        std::memory_order_relaxed);
+    if (!open || until > diagnose_until.load(std::memory_order_relaxed))
+      diagnose_until.store(until, std::memory_order_relaxed);
+    diagnose_armed.store(true, std::memory_order_relaxed);
+  }
   RunSummary summary() const;
   void hook_error(std::string text) {
     if (hook_errors.size() < kMaxHookErrors) hook_errors.push_back(std::move(text));
@@ -165,6 +176,8 @@ struct Session::State final : RuleContext {
   std::optional<std::filesystem::path> dump_path;
   std::optional<RunSummary> finished;
   std::atomic<std::int64_t> current_step{0};
+  std::atomic<Tier> tier{Tier::watch};  // the run's (RunConfig::tier, set_tier)
+  std::atomic<std::int64_t> diagnose_from{0};  // steps [from, until] observe in diagnose, once armed
   std::atomic<std::int64_t> diagnose_until{-1};
   std::atomic<bool> diagnose_armed{false};
   std::atomic<bool> error_found{false};
@@ -280,12 +293,7 @@ void Session::State::emit(Finding finding) {
   // not keep a watch run in diagnose for good.
   const bool news = known == finding_index.end() ||
                     finding.step - findings[known->second].last_step > config.diagnose_steps;
-  if (finding.severity >= Severity::warning && news) {
-    const std::int64_t until = finding.step + config.diagnose_steps;
-    if (until > diagnose_until.load(std::memory_order_relaxed))
-      diagnose_until.store(until, std::memory_order_relaxed);
-    diagnose_armed.store(true, std::memory_order_relaxed);
-  }
+  if (finding.severity >= Severity::warning && news) open_diagnose(finding.step, finding.step + config.diagnose_steps);
   if (finding.severity == Severity::error && !first_error) {
     first_error = finding;
     error_found.store(true, std::memory_order_release);
@@ -296,6 +304,11 @@ void Session::State::emit(Finding finding) {
     Finding& kept = findings[known->second];
     if (finding.step != kept.last_step) ++kept.count;  // counted once per step
     kept.last_step = std::max(kept.last_step, finding.step);
+    if (finding.step > kept.step && (!kept.latest || finding.step >= kept.latest->step))
+      kept.latest = Occurrence{finding.step, finding.message, finding.evidence, finding.magnitude};
+    const double worst = kept.worst ? kept.worst->magnitude : kept.magnitude;
+    if (finding.magnitude > worst || (std::isnan(worst) && !std::isnan(finding.magnitude) && finding.step > kept.step))
+      kept.worst = Occurrence{finding.step, std::move(finding.message), std::move(finding.evidence), finding.magnitude};
     return;
   }
   if (findings.size() >= static_cast<std::size_t>(config.max_findings)) {
@@ -402,6 +415,21 @@ void Session::begin_step(std::int64_t step) {
   state_->recorder.begin_step(step);
 }
 
+void Session::restart_step(std::int64_t step) {
+  State& s = *state_;
+  const std::lock_guard lock(s.mutex);
+  s.current_step.store(step, std::memory_order_relaxed);
+  s.recorder.restart_step();
+  s.metrics.restart_step();
+  for (const auto& rule : s.rules) {
+    try {
+      rule->restart_step(step);
+    } catch (const std::exception& e) {
+      s.hook_error(std::string("restart_step: ") + e.what());
+    }
+  }
+}
+
 // Note [Pause channel]
 // A breakpoint stops the training thread where it is, with the tensors alive. The Session cannot
 // block inside observe: the producer may be in the middle of its own bookkeeping, and the
@@ -443,8 +471,10 @@ Verdict Session::observe(const Observation& observation) {
     } else {
       // A non-finite output whose producer answers only on demand: ask it now, outside the lock.
       Observation resolved = observation;
-      if (!finite && observation.role == Role::output)
-        resolved.inputs_finite = observation.resolve_inputs_finite();
+      if (!finite && (observation.role == Role::output || observation.role == Role::update)) {
+        resolved.input_kinds = observation.resolve_input_kinds();
+        if (resolved.input_kinds) resolved.inputs_finite = resolved.input_kinds->finite();
+      }
       resolved.inputs = nullptr;
       for (Reader& r : readers) {
         if (r.needs.measure) r.measured = r.rule->measure(observation, m.stats, m.has_zero);
@@ -545,10 +575,21 @@ void Session::end_step(std::int64_t step, std::optional<double> loss) {
 
 Tier Session::tier() const noexcept {
   const State& s = *state_;
-  if (s.diagnose_armed.load(std::memory_order_relaxed) &&
-      s.current_step.load(std::memory_order_relaxed) <= s.diagnose_until.load(std::memory_order_relaxed))
+  const std::int64_t step = s.current_step.load(std::memory_order_relaxed);
+  if (s.diagnose_armed.load(std::memory_order_relaxed) && step >= s.diagnose_from.load(std::memory_order_relaxed) &&
+      step <= s.diagnose_until.load(std::memory_order_relaxed))
     return Tier::diagnose;
-  return s.config.tier;
+  return s.tier.load(std::memory_order_relaxed);
+}
+
+void Session::set_tier(Tier tier) noexcept {
+  state_->tier.store(tier, std::memory_order_relaxed);
+}
+
+void Session::diagnose_steps(std::int64_t first, std::int64_t count) noexcept {
+  if (count <= 0) return;
+  const std::lock_guard lock(state_->mutex);
+  state_->open_diagnose(first, first + count - 1);
 }
 
 bool Session::should_stop() const noexcept {

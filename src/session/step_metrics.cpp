@@ -141,13 +141,17 @@ StepMetrics MetricsCollector::end_step(std::int64_t step, std::optional<double> 
   for (auto& entry : weights_) out.weights.push_back(std::move(entry.second));
   for (auto& entry : activations_) out.activations.push_back(std::move(entry.second));
   out.dropped_histograms = std::int64_t(dropped_.size());
+  restart_step();
+  return out;
+}
+
+void MetricsCollector::restart_step() {
   modules_.clear();
   updates_.clear();
   weights_.clear();
   activations_.clear();
   reserved_.clear();
   dropped_.clear();
-  return out;
 }
 
 }  // namespace tfdebug::detail

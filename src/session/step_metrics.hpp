@@ -37,6 +37,8 @@ class MetricsCollector {
   void observe(const Observation& o, const MetricInput& m);
   // The step's metrics; clears the step's state.
   StepMetrics end_step(std::int64_t step, std::optional<double> loss);
+  // Forgets what the step observed so far (the producer replays it).
+  void restart_step();
 
  private:
   struct ModuleState {

@@ -40,10 +40,12 @@ TEST(Probe, SplitsNamesAndChecksInputs) {
 TEST(Probe, ParameterRolesAndStop) {
   RunConfig config = testing::quiet_config();
   config.stop_on_error = true;
+  config.rules.get<UpdateRatioRule>().warmup = 0;
   Session session(config);
   Probe probe(session);
   const std::vector<float> w = testing::normal(64, 0.0f, 0.125f, 1);
-  std::vector<float> u = w;  // update = weight: ratio 1
+  std::vector<float> u = w;  // update = 2 x weight: ratio 2, reported at once
+  for (float& x : u) x *= 2.0f;
   const TensorView wv(w.data(), DType::f32, {8, 8});
   probe.begin_step(0);
   probe.observe_parameter("fc.weight", wv);

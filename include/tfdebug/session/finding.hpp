@@ -2,7 +2,8 @@
 // rule's evidence) and what to do (suggestion). One type for the whole project: the live rules of
 // a Session, the checkpoint rules of tfdebug::inspect, and every later analysis report Findings.
 // A Session deduplicates them: one Finding per rule + severity + module + op, holding the first
-// occurrence and how often it recurred.
+// occurrence, how often it recurred, the latest occurrence and the worst one (a layer that goes
+// from 12% to 100% dead says so: Finding::worst, with the step it got there).
 //
 //   for (const tfdebug::Finding& f : session.findings())
 //     if (f.severity == tfdebug::Severity::error)
@@ -16,6 +17,8 @@
 
 #include <concepts>
 #include <cstdint>
+#include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -45,6 +48,14 @@ struct Evidence {
   Evidence(std::string k, const char* v) : key(std::move(k)), value(std::string(v)) {}
 };
 
+// One occurrence of a deduplicated finding: its step, message, evidence and magnitude.
+struct Occurrence {
+  std::int64_t step = 0;
+  std::string message;
+  std::vector<Evidence> evidence;
+  double magnitude = 0;
+};
+
 struct Finding {
   std::string rule;  // "nonfinite", "dead_units", ... (docs/rules.md, docs/inspect.md)
   Severity severity = Severity::warning;
@@ -59,6 +70,14 @@ struct Finding {
   std::vector<Evidence> evidence;
   std::int64_t count = 1;      // steps (or observations) at which it tripped
   std::int64_t last_step = 0;  // the latest of them
+  // How bad this occurrence is, on the rule's own scale (dead_units: the dead fraction;
+  // update_ratio: decades outside its band; docs/rules.md says each rule's): a Session keeps the
+  // worst occurrence by it. NaN: the rule does not rank its occurrences.
+  double magnitude = std::numeric_limits<double>::quiet_NaN();
+  // Set by a Session when the finding recurred: the latest occurrence (a later step than `step`),
+  // and the worst one when it is worse than the first (a larger magnitude).
+  std::optional<Occurrence> latest;
+  std::optional<Occurrence> worst;
 
   // The number named `key`, or NaN when there is none (or it is not a number).
   double evidence_value(std::string_view key) const noexcept;

@@ -47,6 +47,8 @@ class FlightRecorder {
   FlightRecorder(int steps, int max_ops_per_step, int max_names = 65536);
 
   void begin_step(std::int64_t step);
+  // Empties the open step's record (its producer replays the step).
+  void restart_step();
   void record(const Observation& observation, const Stats& stats);
   void end_step(std::optional<double> loss);
 

@@ -40,14 +40,32 @@ enum class Role : std::uint8_t {
 // "output", "parameter", "gradient", "update".
 std::string_view role_name(Role role) noexcept;
 
-// Answers, on demand, whether every floating-point input of an observed op was finite. A
-// producer that can tell only by scanning the inputs (the LibTorch adapter keeps references to
-// them) hands one over instead of scanning every input of every op: a consumer asks only for an
-// output it found non-finite. Valid only during the observe call.
+// What the floating-point inputs of an op held, when the producer can tell: the counts of NaN and
+// of +-Inf, and how many of them sat in inputs that came into the step from outside its ops (no
+// autograd history and no parameter: the input batch, a buffer, a mask built before the step).
+struct InputKinds {
+  std::int64_t nan = 0;
+  std::int64_t inf = 0;
+  std::int64_t outside_nan = 0;
+  std::int64_t outside_inf = 0;
+  bool finite() const noexcept { return nan == 0 && inf == 0; }
+};
+
+// Answers, on demand, what the floating-point inputs of an observed op held. A producer that can
+// tell only by scanning the inputs (the LibTorch adapter keeps references to them) hands one over
+// instead of scanning every input of every op: a consumer asks only for an output it found
+// non-finite. Valid only during the observe call.
 class InputsCheck {
  public:
   // nullopt when the producer cannot tell (too many inputs, or none it could read).
   virtual std::optional<bool> inputs_finite() const = 0;
+  // The counts, when the producer can give them. The default answers from inputs_finite(): a
+  // non-finite answer then counts one NaN and one Inf of unknown origin.
+  virtual std::optional<InputKinds> input_kinds() const {
+    const std::optional<bool> finite = inputs_finite();
+    if (!finite) return std::nullopt;
+    return *finite ? InputKinds{} : InputKinds{1, 1, 0, 0};
+  }
 
  protected:
   ~InputsCheck() = default;
@@ -69,11 +87,30 @@ struct Observation {
   // Outputs of activations whose rules need the pre-activation (GELU: its flat tail is only
   // visible in the input): the op's first floating-point input, when the producer has it.
   const TensorView* input = nullptr;
+  // What the inputs held (set by a Session for the non-finite outputs it hands its rules, from
+  // resolve_input_kinds; a producer may set it instead of inputs_finite).
+  std::optional<InputKinds> input_kinds = std::nullopt;
+  // Outputs only: the op wrote values its caller chose rather than computed them from its inputs
+  // (zeros, full, fill_, masked_fill, where, arange): such an output has no units, and the +-Inf
+  // it holds were put there on purpose (attention masks fill padded keys with -inf).
+  bool filled = false;
+  // Outputs only: the dimension that holds the units (features, channels) of the output, for the
+  // per-unit rules; -1: the last. Convolutions' outputs (N, C, ...) hold them in dimension 1.
+  std::int8_t unit_dim = -1;
 
   // inputs_finite when the producer set it, else the answer of `inputs`, else nullopt.
   std::optional<bool> resolve_inputs_finite() const {
+    if (input_kinds) return input_kinds->finite();
     if (inputs_finite || inputs == nullptr) return inputs_finite;
     return inputs->inputs_finite();
+  }
+  // input_kinds when set, else from inputs_finite (non-finite: one NaN and one Inf of unknown
+  // origin), else the answer of `inputs`, else nullopt.
+  std::optional<InputKinds> resolve_input_kinds() const {
+    if (input_kinds) return input_kinds;
+    if (inputs_finite) return *inputs_finite ? InputKinds{} : InputKinds{1, 1, 0, 0};
+    if (inputs == nullptr) return std::nullopt;
+    return inputs->input_kinds();
   }
 };
 
@@ -126,6 +163,12 @@ class ObservationSink {
  public:
   virtual ~ObservationSink() = default;
   virtual void begin_step(std::int64_t step) = 0;
+  // The producer starts `step` again from its beginning, to observe it in more detail (the
+  // LibTorch adapter replays a step in Tier::diagnose after watch saw a NaN or Inf in it): what
+  // was observed of the step since begin_step is forgotten (per-step rule state, the flight
+  // recorder's record of it); findings already raised stay. Observations of the step, and its
+  // end_step, follow. The default does nothing.
+  virtual void restart_step(std::int64_t step) { (void)step; }
   // Thread-safe. See Verdict.
   virtual Verdict observe(const Observation& observation) = 0;
   // Called by the producer after an observe() that answered pause, on the same thread, at a

@@ -141,6 +141,9 @@ class Rule {
     (void)loss;
     (void)out;
   }
+  // The producer replays `step` from its beginning (ObservationSink::restart_step): forget what
+  // this step's observations added to the rule's per-step state. Called with the lock held.
+  virtual void restart_step(std::int64_t step) { (void)step; }
   // Adds what the rule keeps to the run's summary (spectral measurements; state it could not keep:
   // RunSummary::untracked_observations). Called with the lock held.
   virtual void summarize(RunSummary& summary) const { (void)summary; }

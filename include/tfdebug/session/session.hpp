@@ -45,11 +45,20 @@ class Session : public ObservationSink {
   void add_rule(std::unique_ptr<Rule> rule);
 
   void begin_step(std::int64_t step) override;
+  void restart_step(std::int64_t step) override;
   Verdict observe(const Observation& observation) override;
   // The pause of the sinks whose pause_at asked for it at this thread's last observation.
   void pause(const PausePoint& point) override;
   void end_step(std::int64_t step, std::optional<double> loss) override;
+  // The tier producers read at each begin_step: the run's tier (RunConfig::tier, or set_tier),
+  // raised to diagnose for RunConfig::diagnose_steps steps after a new warning or error.
   Tier tier() const noexcept override;
+  // Sets the run's tier from the next begin_step on (thread-safe). Tier::diagnose observes every
+  // op from then on; Tier::watch goes back to the default, escalation included.
+  void set_tier(Tier tier) noexcept;
+  // Observes steps [first, first + count) in Tier::diagnose whatever the run's tier (as an
+  // escalation does; a later escalation can extend it).
+  void diagnose_steps(std::int64_t first, std::int64_t count) noexcept;
   bool should_stop() const noexcept override;
 
   // Ends the run: writes any pending flight-recorder dump, hands the summary to every sink

@@ -1,5 +1,8 @@
-// Rule dead_units (docs/rules.md): units of a forward output (its last dimension) that were
-// exactly 0 for every input over a window of steps, from column_nonzero's per-unit activity.
+// Rule dead_units (docs/rules.md): units of a computed forward output (its features, the last
+// dimension, or a convolution's channels, dimension 1: Observation::unit_dim) that were exactly 0
+// for every input over a window of steps, from column_nonzero's (or row_summaries') per-unit
+// activity. Outputs an op filled with chosen values (zeros, fill_, full: Observation::filled) have
+// no units: zero_grad's fill_ and an RNN's zero initial state are not dead layers.
 #include <algorithm>
 #include <any>
 #include <string>
@@ -14,6 +17,8 @@
 namespace tfdebug::detail {
 namespace {
 
+constexpr std::size_t kListed = 16;  // dead units named in the evidence
+
 class DeadUnits final : public Rule {
  public:
   DeadUnits(const RunConfig& config, const DeadUnitsRule& settings)
@@ -22,13 +27,13 @@ class DeadUnits final : public Rule {
   Interest interest() const override { return Interest::of(Role::output, Phase::forward); }
   Needs needs(const Observation& o) const override {
     const TensorView& v = o.value;
-    if (v.rank() < 2 || !is_floating(v.dtype()) || v.numel() == 0) return {};
-    const std::int64_t units = v.shape(v.rank() - 1);
+    if (o.filled || v.rank() < 2 || !is_floating(v.dtype()) || v.numel() == 0) return {};
+    const std::int64_t units = v.shape(unit_dimension(v, o.unit_dim));
     if (units < 2 || units > rule_.max_units) return {};
     return {Need::zeros, /*measure=*/true};
   }
   std::any measure(const Observation& o, const Stats& stats, bool has_zero) override {
-    return unit_activity(o.value, has_zero, stats.nonfinite() == 0);
+    return unit_activity(o.value, unit_dimension(o.value, o.unit_dim), has_zero, stats.nonfinite() == 0);
   }
 
   void observe(const RuleInput& in, RuleContext& out) override {
@@ -58,16 +63,20 @@ class DeadUnits final : public Rule {
     if (state->all_active >= cutoff) return;  // every unit was active within the window
     std::int64_t dead = 0;
     std::int64_t first_dead = -1;
+    std::vector<std::int64_t> which;  // the first kListed dead units
     for (std::size_t u = 0; u < units; ++u) {
       if (std::max(state->last_active[u], state->all_active) < cutoff) {
         if (dead == 0) first_dead = std::int64_t(u);
+        if (which.size() < kListed) which.push_back(std::int64_t(u));
         ++dead;
       }
     }
     const double fraction = double(dead) / double(units);
     if (dead == 0 || fraction < rule_.min_fraction) return;
     Finding f = make_finding("dead_units", Severity::warning, o.step, o.phase, o.module, o.op);
-    f.message = std::to_string(dead) + " of " + std::to_string(units) + " units (" + num(100 * fraction) +
+    const bool channels = unit_dimension(o.value, o.unit_dim) != int(o.value.rank()) - 1;
+    f.message = std::to_string(dead) + " of " + std::to_string(units) + (channels ? " channels (" : " units (") +
+                num(100 * fraction) +
                 "%) of " + where(o.module, o.op) + " were exactly 0 for every input over the last " +
                 std::to_string(rule_.window) + " steps" + at_step(o.phase, o.step);
     f.suggestion =
@@ -77,7 +86,9 @@ class DeadUnits final : public Rule {
                   {"units", units},
                   {"fraction", fraction},
                   {"window", rule_.window},
-                  {"first_dead_unit", first_dead}};
+                  {"first_dead_unit", first_dead},
+                  {"dead_units", std::move(which)}};
+    f.magnitude = fraction;
     out.emit(std::move(f));
   }
 

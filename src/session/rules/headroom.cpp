@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "keyed_state.hpp"
 #include "rule_text.hpp"
 #include "tfdebug/session/rule_registry.hpp"
 #include "tfdebug/session/rules/headroom.hpp"
@@ -14,7 +15,7 @@ namespace {
 class Headroom final : public Rule {
  public:
   Headroom(const RunConfig& config, const HeadroomRule& settings)
-      : rule_(settings), target_(config.target_dtype) {}
+      : rule_(settings), target_(config.target_dtype), underflows_(std::size_t(config.max_tracked)) {}
 
   // Outputs, parameters and gradients; updates are differences, not values the model holds.
   Interest interest() const override {
@@ -44,9 +45,22 @@ class Headroom final : public Rule {
                     {"headroom", t.headroom},
                     {"overflow", t.overflow},
                     {"overflow_fraction", t.overflow_fraction}};
+      f.magnitude = t.headroom;
       out.emit(std::move(f));
     }
-    if (t.underflow_fraction >= rule_.underflow_fraction && t.underflow > 0) {
+    const bool underflows = t.underflow_fraction >= rule_.underflow_fraction && t.underflow > 0;
+    std::int64_t streak = 0;
+    if (o.step >= rule_.underflow_warmup) {
+      if (Streak* entry = underflows_.find_or_add(o.module, o.op)) {
+        // Observations in a row, once per step (a replayed step does not count twice).
+        if (entry->step != o.step) {
+          entry->count = underflows ? entry->count + 1 : 0;
+          entry->step = o.step;
+        }
+        streak = entry->count;
+      }
+    }
+    if (underflows && streak >= rule_.underflow_persist) {
       Finding f = make_finding("headroom_underflow", Severity::warning, o.step, o.phase, o.module, o.op);
       f.message = where(o.module, o.op) + " " + std::string(role_name(o.role)) + ": " +
                   num(100 * t.underflow_fraction) + "% of the values would flush to zero in " + target +
@@ -56,14 +70,25 @@ class Headroom final : public Rule {
                          : "keep this op in f32 or rescale its values";
       f.evidence = {{"underflow", t.underflow},
                     {"underflow_fraction", t.underflow_fraction},
-                    {"min_abs_nonzero", s.min_abs_nonzero}};
+                    {"min_abs_nonzero", s.min_abs_nonzero},
+                    {"observations_in_a_row", streak}};
+      f.magnitude = t.underflow_fraction;
       out.emit(std::move(f));
     }
   }
 
+  void summarize(RunSummary& summary) const override {
+    summary.untracked_observations += underflows_.untracked();
+  }
+
  private:
+  struct Streak {
+    std::int64_t step = -1;  // the last step counted
+    std::int64_t count = 0;  // observations in a row that underflowed
+  };
   HeadroomRule rule_;
   std::optional<DType> target_;
+  KeyedState<Streak> underflows_;
 };
 
 }  // namespace

@@ -51,12 +51,14 @@ class Loss final : public Rule {
       const double mad = median_absolute_deviation(window, median);
       if (mad > 0) z = (value - median) / (kMadToSigma * mad);
     }
-    if (spike_vs_max > rule_.spike_factor || z > rule_.max_z) {
+    const bool z_spike = z > rule_.max_z && value > rule_.min_spike_ratio * median;
+    if (spike_vs_max > rule_.spike_factor || z_spike) {
       Finding f = make_finding("loss_spike", Severity::warning, step, Phase::forward, "", "loss");
       f.message = "loss " + num(value) + " jumped: " +
-                  (spike_vs_max > rule_.spike_factor ? num(spike_vs_max) + "x the largest loss so far"
-                                                     : "robust z-score " + num(z) + " over the last " +
-                                                           std::to_string(window.size()) + " steps") +
+                  (spike_vs_max > rule_.spike_factor
+                       ? num(spike_vs_max) + "x the largest loss so far"
+                       : num(value / median) + "x the median, robust z-score " + num(z) + " over the last " +
+                             std::to_string(window.size()) + " steps") +
                   at_step(Phase::forward, step);
       f.suggestion =
           "look at this step's batch and the gradient findings; clip gradients or lower "
@@ -66,6 +68,7 @@ class Loss final : public Rule {
                     {"ratio_to_max", spike_vs_max},
                     {"median", median},
                     {"z", z}};
+      f.magnitude = median > 0 ? value / median : spike_vs_max;
       out.emit(std::move(f));
     }
     window_.push(value);
@@ -83,6 +86,7 @@ class Loss final : public Rule {
       f.evidence = {{"recent_median", recent},
                     {"best_median", *best_recent_median_},
                     {"ratio", recent / *best_recent_median_}};
+      f.magnitude = recent / *best_recent_median_;
       out.emit(std::move(f));
     }
   }

@@ -1,10 +1,12 @@
 #include "rule_text.hpp"
 
+#include <cmath>
 #include <cstdio>
 
 namespace tfdebug::detail {
 
 std::string num(double value) {
+  if (std::isnan(value)) return "nan";  // never "-nan": the sign of a NaN means nothing
   char buffer[32];
   std::snprintf(buffer, sizeof(buffer), "%.3g", value);
   return buffer;

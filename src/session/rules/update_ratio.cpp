@@ -1,7 +1,10 @@
 // Rule update_ratio (docs/rules.md): ||update|| / ||weight|| of each weight matrix, per step.
 // Weight matrices only: biases and norm scales start at 0 or 1, so their first updates are large
-// relative to them by construction.
+// relative to them by construction. Judged when it persists (UpdateRatioRule::persist steps in a
+// row) after a warm-up (UpdateRatioRule::warmup: Adam's and RMSprop's first steps are large by
+// construction), or at once on any step, warm-up included, above immediate_ratio.
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,34 +45,60 @@ class UpdateRatio final : public Rule {
       if (p.weight && p.update && *p.weight > 0) pairs.push_back(&p);
     });
     std::sort(pairs.begin(), pairs.end(), [](const Pair* a, const Pair* b) { return a->op < b->op; });
-    for (const Pair* pair : pairs) {
+    for (Pair* pair : pairs) {
       const double ratio = *pair->update / *pair->weight;
-      if (ratio >= rule_.min_ratio && ratio <= rule_.max_ratio) continue;
+      ++pair->steps;
+      const bool outside = ratio < rule_.min_ratio || ratio > rule_.max_ratio;
+      const bool warming_up = pair->steps <= rule_.warmup;
+      if (!outside || (warming_up && ratio <= rule_.immediate_ratio)) {
+        pair->outside = 0;
+        continue;
+      }
+      if (pair->outside++ == 0) pair->outside_since = step;
+      if (pair->outside < rule_.persist && ratio <= rule_.immediate_ratio) continue;
       const bool high = ratio > rule_.max_ratio;
       Finding f =
           make_finding("update_ratio", Severity::warning, step, Phase::optimizer, pair->module, pair->op);
+      const std::string since =
+          pair->outside > 1 ? ", for " + std::to_string(pair->outside) + " steps since step " +
+                                  std::to_string(pair->outside_since)
+                            : "";
       f.message = "update of " + pair->op + " is " + num(ratio) + " of the weight's norm (" +
                   (high ? "above " + num(rule_.max_ratio) : "below " + num(rule_.min_ratio)) +
-                  "; ~1e-3 is typical)" + at_step(Phase::optimizer, step);
+                  "; ~1e-3 is typical" + since + ")" + at_step(Phase::optimizer, step);
       f.suggestion = high ? "the learning rate is likely too high for this parameter"
                           : "the parameter barely moves: the learning rate may be too low or its "
                             "gradient vanishes";
-      f.evidence = {{"ratio", ratio}, {"update_norm", *pair->update}, {"weight_norm", *pair->weight}};
+      f.evidence = {{"ratio", ratio},
+                    {"update_norm", *pair->update},
+                    {"weight_norm", *pair->weight},
+                    {"steps_outside", pair->outside},
+                    {"since_step", pair->outside_since}};
+      f.magnitude = std::log10(high ? ratio / rule_.max_ratio : rule_.min_ratio / std::max(ratio, 1e-300));
       out.emit(std::move(f));
     }
-    // The next step starts empty; the entries stay, so that it allocates nothing.
+    reset_step();
+  }
+
+  void restart_step(std::int64_t /*step*/) override { reset_step(); }
+
+  void summarize(RunSummary& summary) const override { summary.untracked_observations += pairs_.untracked(); }
+
+ private:
+  // The next step starts empty; the entries stay, so that it allocates nothing.
+  void reset_step() {
     pairs_.for_each([](std::string_view, std::string_view, Pair& p) {
       p.weight.reset();
       p.update.reset();
     });
   }
 
-  void summarize(RunSummary& summary) const override { summary.untracked_observations += pairs_.untracked(); }
-
- private:
   struct Pair {
     std::string module, op;
     std::optional<double> weight, update;  // this step's L2 norms
+    std::int64_t steps = 0;                // steps with both, so far (UpdateRatioRule::warmup)
+    std::int64_t outside = 0;              // steps in a row outside the band
+    std::int64_t outside_since = 0;        // the first of them
   };
   UpdateRatioRule rule_;
   KeyedState<Pair> pairs_;

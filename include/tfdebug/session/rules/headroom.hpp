@@ -19,11 +19,19 @@ struct HeadroomRule {
   double overflow_headroom = 0.763;
   // Fraction of the elements that would flush to zero in the target at or above this.
   double underflow_fraction = 0.01;
+  // Underflow is judged from this step on: the first steps' gradients are not the run's (a fresh
+  // initialisation, an optimizer without state) ...
+  int underflow_warmup = 10;
+  // ... and when the same tensor underflows at this many observations in a row: a gradient that
+  // flushes once is noise that loss scaling would not change.
+  int underflow_persist = 5;
 
   static void describe(RuleKeys<HeadroomRule>& keys) {
     keys.flag("enabled", &HeadroomRule::enabled)
         .real("overflow_headroom", &HeadroomRule::overflow_headroom, Range::positive)
-        .real("underflow_fraction", &HeadroomRule::underflow_fraction, Range::fraction);
+        .real("underflow_fraction", &HeadroomRule::underflow_fraction, Range::fraction)
+        .integer("underflow_warmup", &HeadroomRule::underflow_warmup)
+        .integer("underflow_persist", &HeadroomRule::underflow_persist, Range::positive);
   }
 };
 

@@ -15,7 +15,10 @@ struct LossRule {
   double spike_factor = 10.0;      // loss > factor x the largest loss seen (Megatron-LM)
   int window = 50;                 // losses kept for the robust z-score
   int min_window = 10;             // losses needed before the z-score is used
-  double max_z = 6.0;              // (loss - median) / (1.4826 MAD) above this is a spike
+  double max_z = 6.0;              // (loss - median) / (1.4826 MAD) above this is a spike ...
+  // ... when the loss is also this many times the median: a loss that settled on a plateau has a
+  // tiny MAD, and mini-batch noise there scores z > 6 without being a jump.
+  double min_spike_ratio = 1.5;
   int divergence_window = 10;      // median of this many recent losses ...
   double divergence_factor = 3.0;  // ... above factor x the best such median: divergence
 
@@ -25,6 +28,7 @@ struct LossRule {
         .integer("window", &LossRule::window, Range::positive)
         .integer("min_window", &LossRule::min_window, Range::positive)
         .real("max_z", &LossRule::max_z, Range::positive)
+        .real("min_spike_ratio", &LossRule::min_spike_ratio, Range::positive)
         .integer("divergence_window", &LossRule::divergence_window, Range::positive)
         .real("divergence_factor", &LossRule::divergence_factor, Range::positive);
   }

@@ -12,8 +12,14 @@ namespace tfdebug {
 struct NonfiniteRule {
   static constexpr std::string_view kSection = "nonfinite";
   bool enabled = true;
+  // +-Inf (without NaN) written by an op that fills caller-chosen values (masked_fill, where,
+  // full), or passed on from such an op or from outside the step, is a mask's, not a fault
+  // (Note [Intended infinities] in src/session/rules/nonfinite.cpp).
+  bool intended_infinities = true;
 
-  static void describe(RuleKeys<NonfiniteRule>& keys) { keys.flag("enabled", &NonfiniteRule::enabled); }
+  static void describe(RuleKeys<NonfiniteRule>& keys) {
+    keys.flag("enabled", &NonfiniteRule::enabled).flag("intended_infinities", &NonfiniteRule::intended_infinities);
+  }
 };
 
 }  // namespace tfdebug

@@ -17,7 +17,10 @@ struct SpectralRule {
   int every = 50;                       // steps between measurements of each weight matrix
   int max_iterations = 100;             // power iteration steps (warm-started from the last vector)
   double tolerance = 1e-6;              // relative change of the estimate that stops iterating
-  double min_stable_rank = 1.5;         // ||W||_F^2 / sigma_max^2 below this: rank collapse
+  double min_stable_rank = 1.5;         // ||W||_F^2 / sigma_max^2 below this: rank collapse ...
+  // ... of matrices whose smaller side is at least this: a classifier head with four outputs or a
+  // small convolution is low-rank by its task (stable ranks of 1.2-1.5 in healthy runs).
+  std::int64_t min_collapse_dim = 32;
   double max_growth = 10.0;             // sigma_max / the first measurement above this
   std::int64_t max_elements = 1 << 24;  // larger matrices are skipped
 
@@ -27,6 +30,7 @@ struct SpectralRule {
         .integer("max_iterations", &SpectralRule::max_iterations, Range::positive)
         .real("tolerance", &SpectralRule::tolerance, Range::positive)
         .real("min_stable_rank", &SpectralRule::min_stable_rank)
+        .integer("min_collapse_dim", &SpectralRule::min_collapse_dim)
         .real("max_growth", &SpectralRule::max_growth)
         .integer("max_elements", &SpectralRule::max_elements);
   }

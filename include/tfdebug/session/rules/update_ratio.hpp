@@ -15,11 +15,22 @@ struct UpdateRatioRule {
   bool enabled = true;
   double min_ratio = 1e-5;  // ||update|| / ||parameter|| below this: not learning
   double max_ratio = 1e-1;  // above this: learning rate too high (CS231n: ~1e-3 is healthy)
-
+  // A weight's first updates are judged only against immediate_ratio: Adam's and RMSprop's first steps divide by a second
+  // moment built from one or two gradients, so every entry moves by about the learning rate
+  // (ratios of 0.1-0.3 on small weights at step 0 of a healthy run).
+  int warmup = 10;
+  // Steps in a row outside [min_ratio, max_ratio] before it is reported: one noisy step is not a
+  // learning rate ...
+  int persist = 3;
+  // ... but an update larger than the weight itself is, at once, warm-up or not.
+  double immediate_ratio = 1.0;
   static void describe(RuleKeys<UpdateRatioRule>& keys) {
     keys.flag("enabled", &UpdateRatioRule::enabled)
         .real("min_ratio", &UpdateRatioRule::min_ratio)
         .real("max_ratio", &UpdateRatioRule::max_ratio)
+        .integer("warmup", &UpdateRatioRule::warmup)
+        .integer("persist", &UpdateRatioRule::persist, Range::positive)
+        .real("immediate_ratio", &UpdateRatioRule::immediate_ratio, Range::positive)
         .check([](const UpdateRatioRule& r) {
           if (r.min_ratio < 0 || r.min_ratio >= r.max_ratio)
             throw Error("rules.update_ratio: need 0 <= min_ratio < max_ratio");
