@@ -9,6 +9,7 @@
 #include <torch/nn/module.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <exception>
 #include <mutex>
@@ -173,6 +174,7 @@ Attachment attach(ObservationSink& sink, ::torch::nn::Module& module, const Atta
       state->parameters.push_back(std::move(p));
     }
   });
+  for (const auto& buffer : module.buffers(/*recurse=*/true)) state->buffers.push_back(buffer);
   detail::AttachState* expected = nullptr;
   if (!detail::live_attachment().compare_exchange_strong(expected, state.get())) {
     throw Error("tfdebug::torch::attach: another attachment is live in this process; destroy it first");
@@ -196,10 +198,38 @@ Attachment::~Attachment() {
 void Attachment::detach() noexcept {
   if (!state_) return;
   state_->set_interception(false);
+  state_->replay_armed.store(false);
+  detail::remove_replay_hooks(*state_);
   detail::live_attachment().store(nullptr, std::memory_order_release);
   // This thread's remembered tensors refer to the attachment's steps; forget them now.
   for (auto& seen : detail::thread_state().seen) seen = detail::SeenTensor{};
   state_.reset();
+}
+
+void detail::AttachState::begin_pass(std::int64_t at, Tier pass_tier, bool replaying, bool arm) {
+  tier.store(pass_tier);
+  const auto every = std::max<std::int64_t>(1, options.watch_outputs_every);
+  set_interception(pass_tier == Tier::diagnose || at % every == 0);
+  step.store(at);
+  generation.fetch_add(1);
+  backward_seen.store(false);
+  gradients_pending.store(true);
+  step_nonfinite.store(false);
+  for (auto& p : parameters) {
+    p.gradient_finite.reset();
+    p.value_finite.reset();
+    if (!replaying) p.before_is_value = false;
+    auto view = view_of(p.tensor);
+    if (!view) continue;
+    p.value_finite = deliver({at, Phase::forward, Role::parameter, module_paths().name(p.module),
+                              module_paths().name(p.name), *view, std::nullopt});
+    if (!replaying && options.track_updates && trackable(p.tensor)) {
+      copy_values(p.tensor, p.before);
+      p.before_is_value = true;
+    }
+  }
+  if (arm) arm_replay(*this);
+  in_step.store(true);
 }
 
 void Attachment::step_begin(std::int64_t step) {
@@ -210,29 +240,55 @@ void Attachment::step_begin(std::int64_t step) {
                 ": the session found an error and was told to stop at the first one");
   }
   s.in_step.store(false);
+  s.replay_armed.store(false);
+  s.sink->begin_step(step);
+  s.begin_pass(step, s.sink->tier(), /*replaying=*/false, /*arm=*/false);
+}
+
+// Note [Replay] (replay.cpp)
+std::optional<double> Attachment::run_step(std::int64_t step, const std::function<std::optional<double>()>& fn) {
+  if (!state_) throw Error("tfdebug::torch: step on a detached attachment");
+  auto& s = *state_;
+  if (s.sink->should_stop()) {
+    throw Error("tfdebug: stopping before step " + std::to_string(step) +
+                ": the session found an error and was told to stop at the first one");
+  }
+  s.in_step.store(false);
   s.sink->begin_step(step);
   const Tier tier = s.sink->tier();
-  s.tier.store(tier);
-  const auto every = std::max<std::int64_t>(1, s.options.watch_outputs_every);
-  s.set_interception(tier == Tier::diagnose || step % every == 0);
-  s.step.store(step);
-  s.generation.fetch_add(1);
-  s.backward_seen.store(false);
-  s.gradients_pending.store(true);
-  for (auto& p : s.parameters) {
-    p.gradient_finite.reset();
-    p.value_finite.reset();
-    p.before_is_value = false;
-    auto view = view_of(p.tensor);
-    if (!view) continue;
-    p.value_finite = s.deliver({step, Phase::forward, Role::parameter, detail::module_paths().name(p.module),
-                                detail::module_paths().name(p.name), *view, std::nullopt});
-    if (s.options.track_updates && trackable(p.tensor)) {
-      copy_values(p.tensor, p.before);
-      p.before_is_value = true;
+  s.begin_pass(step, tier, /*replaying=*/false, /*arm=*/s.options.replay && tier == Tier::watch);
+  const bool armed = s.replay_armed.load();
+  std::optional<double> loss;
+  bool replay = false;
+  try {
+    loss = fn();
+  } catch (const detail::ReplayRequest&) {
+    replay = true;
+  } catch (...) {
+    s.replay_armed.store(false);
+    s.in_step.store(false);
+    throw;
+  }
+  s.replay_armed.store(false);
+  // A bad loss (or a NaN the sink saw) with finite gradients, and the optimizer did not run.
+  if (armed && !replay && ((loss && !std::isfinite(*loss)) || s.step_nonfinite.load()) &&
+      detail::parameters_unchanged(s))
+    replay = true;
+  if (replay) {
+    s.in_step.store(false);
+    detail::restore_for_replay(s);
+    s.sink->restart_step(step);
+    s.begin_pass(step, Tier::diagnose, /*replaying=*/true, /*arm=*/false);
+    s.replays.fetch_add(1);
+    try {
+      loss = fn();
+    } catch (...) {
+      s.in_step.store(false);
+      throw;
     }
   }
-  s.in_step.store(true);
+  step_end(step, loss);
+  return loss;
 }
 
 void Attachment::step_end(std::int64_t step, std::optional<double> loss) {
@@ -284,6 +340,7 @@ Attachment::Counters Attachment::counters() const noexcept {
              s.skipped_uninitialised.load(),
              s.sink_failures.load(),
              s.hook_failures.load(),
+             s.replays.load(),
              {}};
   std::lock_guard<std::mutex> lock(state_->failure_mutex);
   c.first_failure = s.first_failure;

@@ -11,6 +11,7 @@
 #include <torch/csrc/autograd/function.h>
 
 #include <array>
+#include <exception>
 #include <atomic>
 #include <cstdint>
 #include <mutex>
@@ -69,6 +70,9 @@ struct ThreadState {
   std::uint64_t node_sequence = 0;
   std::uint32_t node_module = 0;
   bool node_accumulates = false;
+  // Note [Channels]: a convolution ran since the last layer that is not one (or a normalisation
+  // of channels) on this thread this step: outputs hold their units in dimension 1.
+  bool channels_first = false;
   std::array<SeenTensor, kSeen> seen;
   std::size_t seen_next = 0;
   std::unordered_map<const c10::FunctionSchema*, OpInfo> ops;
@@ -88,6 +92,9 @@ struct OpCall {
   bool observe = false;
   bool inputs_overflow = false;     // more floating inputs than kMaxInputs: finiteness unknown
   std::int8_t written_finite = -1;  // -1: no in-place input; else whether it was finite before
+  InputKinds written_kinds;         // what the in-place inputs held before the op, when not finite
+  std::int8_t unit_dim = -1;        // Observation::unit_dim of its outputs (Note [Channels])
+  bool complete = false;            // every op of the step is observed (diagnose): inputs can be from outside
   std::uint8_t input_count = 0;
   std::array<at::Tensor, kMaxInputs> inputs;
 };
@@ -107,6 +114,12 @@ struct Parameter {
   // [Optimizer]); nullopt when it did not read them or they were not observed.
   std::optional<bool> value_finite;
   std::optional<bool> gradient_finite;
+  // Note [Replay] (replay.cpp): the hook that checks the gradients after backward, the version
+  // counter when the step began (the optimizer changes it), and the gradient to put back.
+  std::optional<unsigned> hook;
+  std::int64_t version = 0;
+  enum class Gradient : std::uint8_t { none, zero, saved } gradient_at_begin = Gradient::none;
+  at::Tensor saved_gradient;
 };
 
 struct AttachState {
@@ -131,6 +144,15 @@ struct AttachState {
 
   SequenceModules sequence_modules;  // Note [Module of an op]
 
+  // Note [Replay] (replay.cpp)
+  std::vector<at::Tensor> buffers;        // the module's buffers (BatchNorm's running statistics)
+  std::vector<at::Tensor> saved_buffers;  // their values when the step began
+  at::Tensor saved_generator;             // LibTorch's default CPU generator's state then
+  bool hooks_registered = false;
+  std::atomic<bool> replay_armed{false};       // this step can be replayed: the hooks check gradients
+  std::atomic<bool> check_queued{false};       // this backward's check is queued
+  std::atomic<bool> step_nonfinite{false};     // the sink saw a NaN or Inf in this pass of the step
+
   std::atomic<std::int64_t> ops{0};
   std::atomic<std::int64_t> observed{0};
   std::atomic<std::int64_t> skipped_views{0};
@@ -138,6 +160,7 @@ struct AttachState {
   std::atomic<std::int64_t> skipped_uninitialised{0};
   std::atomic<std::int64_t> sink_failures{0};
   std::atomic<std::int64_t> hook_failures{0};
+  std::atomic<std::int64_t> replays{0};
   std::mutex failure_mutex;
   std::string first_failure;  // what the first sink or hook failure said
 
@@ -152,6 +175,8 @@ struct AttachState {
     try {
       const Verdict verdict = sink->observe(observation);
       observed.fetch_add(1, std::memory_order_relaxed);
+      if (verdict.finite == false && in_step.load(std::memory_order_relaxed))
+        step_nonfinite.store(true, std::memory_order_relaxed);
       if (verdict.pause) pause(observation, inputs);
       return verdict.finite;
     } catch (...) {
@@ -162,6 +187,26 @@ struct AttachState {
   void pause(const Observation& observation, std::span<const at::Tensor> inputs);
   // Every parameter's gradient, as Role::gradient (Note [Gradients once]).
   void observe_gradients();
+  // The start of a pass over step `step` in `tier`: the step's flags, the interception, every
+  // parameter observed (and copied for its update, unless `replaying`: the copy of the first pass
+  // stands), then in_step. `arm`: save what a replay needs first (Note [Replay]).
+  void begin_pass(std::int64_t step, Tier tier, bool replaying, bool arm);
+};
+
+// Note [Replay] (replay.cpp)
+// Saves what a replay of the step puts back; false (nothing armed) when a parameter was already
+// not finite (a replay would see the same) or a gradient cannot be saved.
+bool arm_replay(AttachState& s);
+// Puts it back: the generator, the buffers, the gradients. With in_step false.
+void restore_for_replay(AttachState& s);
+// No parameter changed since arm_replay (the optimizer did not run).
+bool parameters_unchanged(const AttachState& s);
+void remove_replay_hooks(AttachState& s) noexcept;
+// Thrown by the end-of-backward check of an armed step to stop it before the optimizer.
+struct ReplayRequest final : std::exception {
+  const char* what() const noexcept override {
+    return "tfdebug: a gradient is not finite; the step is stopped before the optimizer and replayed in diagnose";
+  }
 };
 
 // The live attachment of the process, or nullptr.

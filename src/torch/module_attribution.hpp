@@ -13,7 +13,10 @@
 //      them; the adapter with AttachOptions::nested_ops);
 //   4. the parent of the module whose parameters the thread read last in this step: code between
 //      layers runs in their parent's forward, so the attention scores after attn.k (q @ k^T, the
-//      softmax) run in attn, and log(2 + h) after mlp.fc1 runs in mlp;
+//      softmax) run in attn, and log(2 + h) after mlp.fc1 runs in mlp; unless that module has
+//      submodules of its own, whose forward then uses its own parameters directly and goes on in
+//      it: MultiheadAttention reads self_attn.in_proj_weight and computes the scores and the
+//      softmax itself before its out_proj;
 //   5. otherwise the top level.
 // Backward: the autograd sequence numbers a forward op consumed (at::sequence_number::peek()
 // before and after it: its node and its inner ops' nodes) record its module in a ring indexed by
@@ -54,14 +57,19 @@ std::uint32_t current_scope_id() noexcept;
 // Module id -> its parent's id, from named_modules() ("blocks.0.attn.q" -> "blocks.0.attn").
 class ModuleTree {
  public:
-  void add(std::uint32_t module, std::uint32_t parent) { parent_[module] = parent; }
+  void add(std::uint32_t module, std::uint32_t parent) {
+    parent_[module] = parent;
+    if (module != parent) has_children_[parent] = true;
+  }
   std::uint32_t parent(std::uint32_t module) const noexcept {
     const auto it = parent_.find(module);
     return it == parent_.end() ? 0 : it->second;
   }
+  bool has_children(std::uint32_t module) const noexcept { return has_children_.count(module) != 0; }
 
  private:
   std::unordered_map<std::uint32_t, std::uint32_t> parent_;
+  std::unordered_map<std::uint32_t, bool> has_children_;
 };
 
 // What is known about a forward op when its module is decided (0: nothing).
@@ -78,7 +86,8 @@ inline std::uint32_t forward_module(const ModuleTree& tree, const ModuleClues& c
   if (c.parameter != 0) return c.parameter;
   if (c.scope != 0) return c.scope;
   if (c.enclosed) return c.enclosing;
-  if (c.last_parameter != 0) return tree.parent(c.last_parameter);
+  if (c.last_parameter != 0)
+    return tree.has_children(c.last_parameter) ? c.last_parameter : tree.parent(c.last_parameter);
   return 0;
 }
 
@@ -130,34 +139,49 @@ class StorageModules {
 
 // The module of the first input whose storage is a parameter's (views of it, such as weight.t(),
 // share the storage); 0 when the op reads none. `inputs`: an op's boxed arguments (the
-// RecordFunction callback's inputs(), with needsInputs; or the arguments on a boxed kernel's stack).
+// RecordFunction callback's inputs(), with needsInputs; or the arguments on a boxed kernel's
+// stack). Lists of tensors count: aten::gru and aten::lstm take their weights as one.
 template <typename Values>
 std::uint32_t module_of_inputs(const StorageModules& modules, const Values& inputs) {
-  for (const auto& value : inputs) {
-    if (!value.isTensor()) continue;
+  const auto module_of = [&](const at::Tensor& tensor) -> std::uint32_t {
     // unsafe_storage: no check, and an empty Storage for tensors without one (sparse, undefined)
-    const auto& storage = value.toTensor().unsafeGetTensorImpl()->unsafe_storage();
-    if (!storage) continue;
-    if (const std::uint32_t module = modules.module_of(storage.data())) return module;
+    const auto& storage = tensor.unsafeGetTensorImpl()->unsafe_storage();
+    return storage ? modules.module_of(storage.data()) : 0;
+  };
+  for (const auto& value : inputs) {
+    if (value.isTensor()) {
+      if (const std::uint32_t module = module_of(value.toTensor())) return module;
+    } else if (value.isTensorList()) {
+      const auto list = value.toTensorList();
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        const at::Tensor tensor = list.get(i);
+        if (!tensor.defined()) continue;
+        if (const std::uint32_t module = module_of(tensor)) return module;
+      }
+    }
   }
   return 0;
 }
 
 // Note [Module of an op]: autograd sequence number -> module id of the forward op that consumed it, in a ring
-// of the last 65,536 numbers; each slot holds the sequence number (high 40 bits) with the id (low 24 bits),
-// so a stale slot reads as unknown. Lock-free: forward and backward may run on different threads.
+// of the last 65,536 numbers; each slot holds the sequence number (high 40 bits) with the id + 1 (low 24 bits;
+// 0: none remembered, so that an op at the top level, module 0, is told from a number no op consumed), so a
+// stale slot reads as unknown. Lock-free: forward and backward may run on different threads.
 class SequenceModules {
  public:
+  static constexpr std::uint32_t kUnknown = ~std::uint32_t{0};
   void remember(std::int64_t sequence, std::uint32_t module) {
-    if (sequence < 0 || module >= (1U << 24)) return;
-    slots_[std::size_t(sequence) & (kRing - 1)].store((std::uint64_t(sequence) << 24) | module,
+    if (sequence < 0 || module + 1 >= (1U << 24)) return;
+    slots_[std::size_t(sequence) & (kRing - 1)].store((std::uint64_t(sequence) << 24) | (module + 1),
                                                       std::memory_order_relaxed);
   }
+  // The module remembered for `sequence`, kUnknown when none.
   std::uint32_t module_of(std::int64_t sequence) const {
-    if (sequence < 0) return 0;
+    if (sequence < 0) return kUnknown;
     const auto packed = slots_[std::size_t(sequence) & (kRing - 1)].load(std::memory_order_relaxed);
-    if ((packed >> 24) != (std::uint64_t(sequence) & ((std::uint64_t{1} << 40) - 1))) return 0;
-    return std::uint32_t(packed & ((1U << 24) - 1));
+    const auto id = std::uint32_t(packed & ((1U << 24) - 1));
+    if (id == 0 || (packed >> 24) != (std::uint64_t(sequence) & ((std::uint64_t{1} << 40) - 1))) return kUnknown;
+    return id - 1;
   }
 
  private:
@@ -174,10 +198,11 @@ void for_each_module(::torch::nn::Module& root,
 // has none of its own (views are not intercepted, Note [Views pass through]): it takes the module
 // of the forward op just before it.
 inline std::uint32_t backward_module(const SequenceModules& modules, std::int64_t sequence) noexcept {
-  std::uint32_t module = 0;
-  for (std::int64_t back = 0; module == 0 && back < 8 && sequence - back >= 0; ++back)
-    module = modules.module_of(sequence - back);
-  return module;
+  for (std::int64_t back = 0; back < 8 && sequence - back >= 0; ++back) {
+    const std::uint32_t module = modules.module_of(sequence - back);
+    if (module != SequenceModules::kUnknown) return module;  // 0: the top level
+  }
+  return 0;
 }
 // After a forward op that is not a view: every autograd sequence number in [first, end) it (and the
 // ops inside it) consumed gets its module.

@@ -22,6 +22,16 @@ struct OpInfo {
   std::uint32_t returns = 0;
   std::string_view name;  // the schema's: lives as long as the op is registered
   bool gelu = false;      // aten::gelu: its input goes with its output (saturation rule)
+  // Its outputs hold values the caller chose, not values computed from its inputs (zeros, full,
+  // fill_, masked_fill, where, arange): Observation::filled.
+  bool filled = false;
+  // An elementwise activation (relu, gelu, sigmoid, tanh, ...): watch observes its outputs too,
+  // on the steps it observes layers (the dead-unit and saturation rules read them).
+  bool activation = false;
+  // A convolution: its output holds channels in dimension 1, and so do the ops after it until
+  // the next layer that is not a convolution or a normalisation of channels (Note [Channels]).
+  bool convolution = false;
+  bool channel_norm = false;  // batch_norm, instance_norm, group_norm: channels stay in dimension 1
 };
 
 OpInfo describe_op(const c10::FunctionSchema& schema);

@@ -30,6 +30,16 @@
 // must); otherwise in forward (also the forward of a second micro-batch that accumulates
 // gradients). The step markers reset this each step.
 //
+// Note [Channels]
+// The dead-unit rule needs to know which dimension of an output holds its units: the features of a
+// linear layer are its last dimension, the channels of a convolution (N, C, H, W) its dimension 1,
+// and so are those of what follows a convolution (batch_norm, relu, pooling) until the model
+// leaves the convolutional part. Each thread keeps a flag, set by a convolution and cleared by
+// the next op that reads a parameter and is neither a convolution nor a normalisation of channels
+// (a linear layer, a layer_norm, an embedding); outputs observed while it is set have
+// Observation::unit_dim 1. A model that permutes a convolution's output to channels-last before
+// more parameter-free ops has those ops' units misread (its next layer clears the flag).
+//
 // Note [Optimizer]
 // An optimizer's step is hundreds of small elementwise ops (Adam: 8 per parameter, 304 a step on
 // the demo model, against 151 forward and backward ops), and interception costs each op the
@@ -135,9 +145,17 @@ void keep_inputs(ThreadState& t, OpCall& call, c10::ArrayRef<c10::IValue> argume
         bool finite = true;
         if (seen != nullptr && seen->finite >= 0) {
           finite = seen->finite == 1;
-        } else {
-          auto view = view_of(tensor);
-          finite = !view || all_finite(*view);
+          if (!finite) {  // which kinds is not known: both, of unknown origin
+            call.written_kinds.nan += 1;
+            call.written_kinds.inf += 1;
+          }
+        } else if (auto view = view_of(tensor)) {
+          finite = all_finite(*view);
+          if (!finite) {  // rare: the counts, for the producer check
+            const Stats stats = compute_stats(*view);
+            call.written_kinds.nan += stats.nan;
+            call.written_kinds.inf += stats.pos_inf + stats.neg_inf;
+          }
         }
         call.written_finite = std::int8_t(call.written_finite == 0 ? 0 : (finite ? 1 : 0));
         return;
@@ -173,6 +191,7 @@ void prepare(AttachState& s, ThreadState& t, const c10::FunctionSchema& schema,
     t.last_module = 0;
     t.last_backward_module = 0;
     t.node = nullptr;
+    t.channels_first = false;
     for (auto& seen : t.seen) seen = SeenTensor{};
   }
   s.ops.fetch_add(1, std::memory_order_relaxed);
@@ -217,6 +236,12 @@ void prepare(AttachState& s, ThreadState& t, const c10::FunctionSchema& schema,
       call.module = parameter_module;
     } else {
       call.phase = Phase::forward;
+      // Note [Channels]
+      if (call.info->convolution)
+        t.channels_first = true;
+      else if (parameter_module != 0 && !call.info->channel_norm)
+        t.channels_first = false;
+      call.unit_dim = t.channels_first ? 1 : -1;
       // Note [Module of an op]: the one decision the profiler and the graph tracer take too.
       ModuleClues clues;
       clues.parameter = parameter_module;
@@ -227,8 +252,10 @@ void prepare(AttachState& s, ThreadState& t, const c10::FunctionSchema& schema,
       call.module = forward_module(s.modules, clues);
       if (parameter_module != 0) t.last_module = parameter_module;
     }
-    // watch: the outputs of the forward ops that read a parameter (the parameterised layers)
-    if (!diagnose && !(call.phase == Phase::forward && parameter_module != 0)) return;
+    // watch: the outputs of the forward ops that read a parameter (the parameterised layers) and
+    // of the activations after them
+    if (!diagnose && !(call.phase == Phase::forward && (parameter_module != 0 || call.info->activation)))
+      return;
   }
   if (views_only) {
     s.skipped_views.fetch_add(1, std::memory_order_relaxed);
@@ -239,6 +266,7 @@ void prepare(AttachState& s, ThreadState& t, const c10::FunctionSchema& schema,
     return;
   }
   call.observe = true;
+  call.complete = diagnose;
   keep_inputs(t, call, arguments);
 }
 
@@ -261,9 +289,17 @@ SeenTensor* first_sight(ThreadState& t, const at::Tensor& tensor) {
 
 // Note [Producer or propagator]: the inputs kept before the op ran, scanned only when a consumer
 // found an output non-finite and asks.
+//
+// Note [Inputs from outside]
+// What the inputs held, when asked: the counts of NaN and Inf, and of those the counts in inputs
+// that came into the step from outside its ops (Note [The data is the producer] in
+// src/session/rules/nonfinite.cpp): forward inputs with no autograd history that are no
+// parameter, the batch or a buffer. Only when every op of the step is observed (diagnose): in
+// watch, an unobserved op may have made the value without autograd (under NoGradGuard, from a
+// frozen layer).
 class CallInputs final : public InputsCheck {
  public:
-  explicit CallInputs(const OpCall& call) : call_(call) {}
+  CallInputs(const AttachState& s, const OpCall& call) : state_(s), call_(call) {}
   std::optional<bool> inputs_finite() const override {
     if (call_.inputs_overflow) return std::nullopt;
     if (call_.written_finite == 0) return false;
@@ -273,8 +309,33 @@ class CallInputs final : public InputsCheck {
     }
     return true;
   }
+  std::optional<InputKinds> input_kinds() const override {
+    if (call_.inputs_overflow) return std::nullopt;
+    InputKinds kinds = call_.written_kinds;
+    for (std::size_t i = 0; i < call_.input_count; ++i) {
+      const at::Tensor& input = call_.inputs[i];
+      auto view = view_of(input);
+      if (!view || all_finite(*view)) continue;
+      const Stats stats = compute_stats(*view);
+      const std::int64_t inf = stats.pos_inf + stats.neg_inf;
+      kinds.nan += stats.nan;
+      kinds.inf += inf;
+      if (from_outside(input)) {
+        kinds.outside_nan += stats.nan;
+        kinds.outside_inf += inf;
+      }
+    }
+    return kinds;
+  }
 
  private:
+  bool from_outside(const at::Tensor& input) const {
+    if (!call_.complete || call_.phase != Phase::forward || input.requires_grad() || input.grad_fn()) return false;
+    const auto& storage = input.unsafeGetTensorImpl()->unsafe_storage();
+    return !storage || state_.module_of_storage.module_of(storage.data()) == 0;
+  }
+
+  const AttachState& state_;
   const OpCall& call_;
 };
 
@@ -293,13 +354,14 @@ void observe_output(AttachState& s, ThreadState& t, const OpCall& call, const at
     s.skipped_duplicates.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  const CallInputs inputs(call);
+  const CallInputs inputs(s, call);
   std::optional<TensorView> input;
   if (call.info->gelu && call.input_count > 0) input = view_of(call.inputs[0]);
-  const auto finite = s.deliver(
-      {s.step.load(std::memory_order_relaxed), call.phase, Role::output, module_paths().name(call.module),
-       call.info->name, *view, std::nullopt, &inputs, input ? &*input : nullptr},
-      std::span<const at::Tensor>(call.inputs.data(), call.input_count));
+  Observation o{s.step.load(std::memory_order_relaxed), call.phase, Role::output, module_paths().name(call.module),
+                call.info->name, *view, std::nullopt, &inputs, input ? &*input : nullptr};
+  o.filled = call.info->filled;
+  o.unit_dim = call.info->activation ? call.unit_dim : Observation::kNoUnits;
+  const auto finite = s.deliver(o, std::span<const at::Tensor>(call.inputs.data(), call.input_count));
   // (A sink that ran ops of its own, with nested_ops, may have reused the entry meanwhile.)
   if (finite && seen->impl._unsafe_get_target() == tensor.unsafeGetTensorImpl() &&
       seen->version == tensor._version())

@@ -296,34 +296,40 @@ TEST(Rules, UpdateRatioOutOfRange) {
     for (float& x : u) x *= factor;
     return u;
   };
-  for (std::int64_t step = 0; step < 16; ++step) {
+  for (std::int64_t step = 0; step < 22; ++step) {
     session.begin_step(step);
     // a: Adam's first steps (0.3), then healthy, then 2x the weight at step 14.
     const float a = step < 3 ? 0.3f : step == 14 ? 2.0f : 1e-3f;
     session.observe(tensor(step, Role::parameter, "a", "a.weight", w, {8, 8}));
     session.observe(tensor(step, Role::update, "a", "a.weight", scaled(a), {8, 8}));
-    // b: not learning from the start: reported at step 12, its third step after the warm-up.
+    // b: not learning from the start: reported at step 19, its tenth step after the warm-up.
     session.observe(tensor(step, Role::parameter, "b", "b.weight", w, {8, 8}));
     session.observe(tensor(step, Role::update, "b", "b.weight", scaled(1e-7f), {8, 8}));
     // c: healthy, with one noisy step at 0.15 after the warm-up.
     session.observe(tensor(step, Role::parameter, "c", "c.weight", w, {8, 8}));
     session.observe(tensor(step, Role::update, "c", "c.weight", scaled(step == 12 ? 0.15f : 1e-3f), {8, 8}));
+    // d: 3x the weight at step 1, inside the warm-up: above immediate_ratio, reported at once.
+    session.observe(tensor(step, Role::parameter, "d", "d.weight", w, {8, 8}));
+    session.observe(tensor(step, Role::update, "d", "d.weight", scaled(step == 1 ? 3.0f : 1e-3f), {8, 8}));
     // A bias starting at ~0: excluded (rank 1), even with a huge ratio.
     session.observe(tensor(step, Role::parameter, "c", "c.bias", {1e-6f, 0.0f}, {2}));
     session.observe(tensor(step, Role::update, "c", "c.bias", {0.1f, 0.1f}, {2}));
     session.end_step(step, std::nullopt);
   }
   const auto ratio = with_rule(session.findings(), "update_ratio");
-  ASSERT_EQ(ratio.size(), 2u) << testing::describe(session.findings());
-  EXPECT_EQ(ratio[0].op, "b.weight");
-  EXPECT_EQ(ratio[0].step, 12);
-  EXPECT_LT(ratio[0].evidence_value("ratio"), 1e-5);
-  EXPECT_EQ(ratio[0].evidence_value("since_step"), 10);
-  EXPECT_EQ(ratio[0].evidence_value("steps_outside"), 3);
+  ASSERT_EQ(ratio.size(), 3u) << testing::describe(session.findings());
+  EXPECT_EQ(ratio[0].op, "d.weight");
+  EXPECT_EQ(ratio[0].step, 1);
+  EXPECT_NEAR(ratio[0].evidence_value("ratio"), 3.0, 1e-6);
   EXPECT_EQ(ratio[1].op, "a.weight");
   EXPECT_EQ(ratio[1].step, 14);
   EXPECT_NEAR(ratio[1].evidence_value("ratio"), 2.0, 1e-6);
   EXPECT_EQ(ratio[1].phase, Phase::optimizer);
+  EXPECT_EQ(ratio[2].op, "b.weight");
+  EXPECT_EQ(ratio[2].step, 19);
+  EXPECT_LT(ratio[2].evidence_value("ratio"), 1e-5);
+  EXPECT_EQ(ratio[2].evidence_value("since_step"), 10);
+  EXPECT_EQ(ratio[2].evidence_value("steps_outside"), 10);
 }
 
 TEST(Rules, InitScaleAndDrift) {

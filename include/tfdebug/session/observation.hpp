@@ -96,6 +96,9 @@ struct Observation {
   bool filled = false;
   // Outputs only: the dimension that holds the units (features, channels) of the output, for the
   // per-unit rules; -1: the last. Convolutions' outputs (N, C, ...) hold them in dimension 1.
+  // kNoUnits: the values are no units' activations (the LibTorch adapter says so of every op but
+  // an activation function: a reduction or a layer over dead ReLUs only echoes them).
+  static constexpr std::int8_t kNoUnits = -2;
   std::int8_t unit_dim = -1;
 
   // inputs_finite when the producer set it, else the answer of `inputs`, else nullopt.

@@ -9,13 +9,24 @@
 //   torch::optim::Adam optimizer(model->parameters(), 1e-3);
 //   auto debug = tfdebug::torch::attach(sink, *model);
 //   for (std::int64_t step = 0; step < steps; ++step) {
-//     debug.step_begin(step);
-//     auto loss = model->forward(batch);
-//     optimizer.zero_grad();
-//     loss.backward();
-//     optimizer.step();
-//     debug.step_end(step, loss.item<double>());   // throws only when sink.should_stop()
+//     auto [x, y] = next_batch();                    // outside the step: it may run twice
+//     debug.step(step, [&] {                         // throws only when sink.should_stop()
+//       optimizer.zero_grad();
+//       auto loss = loss_fn(model->forward(x), y);
+//       loss.backward();
+//       optimizer.step();
+//       return loss.item<double>();
+//     });
 //   }                                                // `debug` detaches when it goes out of scope
+//
+// Handed the step as a callable, the adapter can replay it (Note [Replay] in src/torch/replay.cpp,
+// docs/live-debugging.md): watch, the default tier, does not observe every op, so when a NaN or
+// Inf shows in a watch step (a gradient after backward, or the loss) the step is stopped before
+// the optimizer runs, the state it changed is put back (LibTorch's CPU random generator, the
+// module buffers, the gradients) and the step runs again in diagnose, which names the op that
+// produced the value. The run goes on from what one run of the step would have left. The markers
+// step_begin / step_end work too, without the replay: a bad step then escalates the following
+// steps to diagnose.
 //
 // What is observed, per tier (docs/live-debugging.md has the full account):
 //   watch:    each step, every parameter at step_begin (Role::parameter), its gradient after
@@ -38,10 +49,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "tfdebug/session/observation.hpp"
 
@@ -73,6 +86,11 @@ struct AttachOptions {
   // already says (Note [Optimizer] in src/torch/op_path.cpp). On: the op inside the optimizer that
   // made a bad value is named (aten::addcdiv_ dividing by an eps of 0).
   bool optimizer_ops = false;
+  // Attachment::step replays a watch step in diagnose when a NaN or Inf shows in it (Note
+  // [Replay]). Costs every watch step a copy of the module buffers and of LibTorch's CPU random
+  // generator state, a look at each gradient before the step (zero, or copied when the loop
+  // carries gradients into the step) and one hook per parameter.
+  bool replay = true;
 };
 
 namespace detail {
@@ -94,6 +112,7 @@ class Attachment {
     std::int64_t skipped_uninitialised = 0;  // outputs of empty*, resize_, set_
     std::int64_t sink_failures = 0;          // observe() or pause() calls that threw
     std::int64_t hook_failures = 0;          // the adapter's own bookkeeping around an op that threw
+    std::int64_t replays = 0;                // steps Attachment::step ran again in diagnose
     std::string first_failure;               // what the first of either said ("" when none)
   };
 
@@ -108,6 +127,28 @@ class Attachment {
   void step_begin(std::int64_t step);
   void step_end(std::int64_t step, std::optional<double> loss = std::nullopt);
 
+  // One training step as a callable: step_begin, fn(), step_end with fn's loss, replayed in
+  // diagnose when watch sees a NaN or Inf in it (Note [Replay]). `fn` runs the forward, the
+  // backward and the optimizer step, and returns the loss (a double, a std::optional<double>, a
+  // tensor, or nothing); the step's loss is returned. For an exact replay, `fn` draws its random
+  // numbers from LibTorch's default CPU generator and changes nothing but the model, its
+  // gradients and the optimizer (draw the batch outside, or from that generator), and lets
+  // exceptions pass. An exception from `fn` leaves the step unfinished and goes on to the caller.
+  template <typename F>
+  std::optional<double> step(std::int64_t step, F&& fn) {
+    using R = std::invoke_result_t<F&>;
+    return run_step(step, [&]() -> std::optional<double> {
+      if constexpr (std::is_void_v<R>) {
+        fn();
+        return std::nullopt;
+      } else if constexpr (requires(R r) { r.template item<double>(); }) {
+        return fn().template item<double>();
+      } else {
+        return std::optional<double>(fn());
+      }
+    });
+  }
+
   void detach() noexcept;
   bool attached() const noexcept { return state_ != nullptr; }
   Counters counters() const noexcept;
@@ -115,6 +156,7 @@ class Attachment {
  private:
   friend Attachment attach(ObservationSink& sink, ::torch::nn::Module& module, const AttachOptions& options);
   explicit Attachment(std::unique_ptr<detail::AttachState> state);
+  std::optional<double> run_step(std::int64_t step, const std::function<std::optional<double>()>& fn);
   std::unique_ptr<detail::AttachState> state_;
 };
 

@@ -2,10 +2,14 @@
 // dimension, or a convolution's channels, dimension 1: Observation::unit_dim) that were exactly 0
 // for every input over a window of steps, from column_nonzero's (or row_summaries') per-unit
 // activity. Outputs an op filled with chosen values (zeros, fill_, full: Observation::filled) have
-// no units: zero_grad's fill_ and an RNN's zero initial state are not dead layers.
+// no units: zero_grad's fill_ and an RNN's zero initial state are not dead layers; nor do outputs
+// whose producer says so (Observation::kNoUnits). The calls of one op in one module (two ReLUs in
+// a forward) are told apart by their order in the step: each has its own units.
 #include <algorithm>
 #include <any>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "../unit_activity.hpp"
@@ -27,7 +31,7 @@ class DeadUnits final : public Rule {
   Interest interest() const override { return Interest::of(Role::output, Phase::forward); }
   Needs needs(const Observation& o) const override {
     const TensorView& v = o.value;
-    if (o.filled || v.rank() < 2 || !is_floating(v.dtype()) || v.numel() == 0) return {};
+    if (o.filled || o.unit_dim == Observation::kNoUnits || v.rank() < 2 || !is_floating(v.dtype()) || v.numel() == 0) return {};
     const std::int64_t units = v.shape(unit_dimension(v, o.unit_dim));
     if (units < 2 || units > rule_.max_units) return {};
     return {Need::zeros, /*measure=*/true};
@@ -40,7 +44,12 @@ class DeadUnits final : public Rule {
     const auto* activity = std::any_cast<UnitActivity>(&in.measured);
     if (activity == nullptr || activity->units() == 0) return;
     const Observation& o = in.observation;
-    UnitState* state = units_.find_or_add(o.module, o.op);
+    // The call's order among the step's calls of this op in this module
+    key_.assign(o.module).push_back('\0');
+    key_.append(o.op);
+    const int call = calls_[key_]++;
+    if (call > 0) key_.assign(o.op).append("#").append(std::to_string(call + 1));
+    UnitState* state = units_.find_or_add(o.module, call > 0 ? std::string_view(key_) : o.op);
     if (state == nullptr) return;
     const bool all_active = activity->active.empty();
     const auto units = std::size_t(activity->units());
@@ -76,8 +85,8 @@ class DeadUnits final : public Rule {
     Finding f = make_finding("dead_units", Severity::warning, o.step, o.phase, o.module, o.op);
     const bool channels = unit_dimension(o.value, o.unit_dim) != int(o.value.rank()) - 1;
     f.message = std::to_string(dead) + " of " + std::to_string(units) + (channels ? " channels (" : " units (") +
-                num(100 * fraction) +
-                "%) of " + where(o.module, o.op) + " were exactly 0 for every input over the last " +
+                num(100 * fraction) + "%) of " + (call > 0 ? "call " + std::to_string(call + 1) + " of " : "") +
+                where(o.module, o.op) + " were exactly 0 for every input over the last " +
                 std::to_string(rule_.window) + " steps" + at_step(o.phase, o.step);
     f.suggestion =
         "dead ReLUs: lower the learning rate, check the bias and weight initialisation of the layer "
@@ -87,10 +96,16 @@ class DeadUnits final : public Rule {
                   {"fraction", fraction},
                   {"window", rule_.window},
                   {"first_dead_unit", first_dead},
+                  {"call", call + 1},
                   {"dead_units", std::move(which)}};
     f.magnitude = fraction;
     out.emit(std::move(f));
   }
+
+  void end_step(std::int64_t /*step*/, std::optional<double> /*loss*/, RuleContext& /*out*/) override {
+    calls_.clear();
+  }
+  void restart_step(std::int64_t /*step*/) override { calls_.clear(); }
 
   void summarize(RunSummary& summary) const override { summary.untracked_observations += units_.untracked(); }
 
@@ -106,6 +121,8 @@ class DeadUnits final : public Rule {
   };
   DeadUnitsRule rule_;
   KeyedState<UnitState> units_;
+  std::unordered_map<std::string, int> calls_;  // module '\0' op -> its calls so far this step
+  std::string key_;
 };
 
 }  // namespace

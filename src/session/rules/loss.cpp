@@ -1,5 +1,6 @@
 // Rules loss_spike and divergence (docs/rules.md): the step's loss against the largest so far and
-// a robust z-score over a window; a non-finite loss; a rising median of recent losses.
+// a robust z-score over a window; a non-finite loss; a median of recent losses far above the
+// lowest the loss settled at.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -75,18 +76,20 @@ class Loss final : public Rule {
     recent_.push(value);
     max_loss_ = std::max(max_loss_.value_or(value), value);
     if (!recent_.full()) return;
+    // The recent median against the lowest the loss has settled at: the median of up to `window`
+    // steps, not of `divergence_window`, whose lowest is a run of lucky batches on a noisy task.
     const double recent = recent_.median();
-    if (!best_recent_median_ || recent < *best_recent_median_) best_recent_median_ = recent;
-    if (*best_recent_median_ > 0 && recent > rule_.divergence_factor * *best_recent_median_) {
+    const double settled = median_of(window_.values());
+    if (!best_settled_ || settled < *best_settled_) best_settled_ = settled;
+    const double best = *best_settled_;
+    if (best > 0 && recent > rule_.divergence_factor * best) {
       Finding f = make_finding("divergence", Severity::warning, step, Phase::forward, "", "loss");
       f.message = "the loss is diverging: the median of the last " + std::to_string(rule_.divergence_window) +
-                  " losses is " + num(recent) + ", " + num(recent / *best_recent_median_) + "x its best (" +
-                  num(*best_recent_median_) + ")" + at_step(Phase::forward, step);
+                  " losses is " + num(recent) + ", " + num(recent / best) + "x the lowest median of " +
+                  std::to_string(rule_.window) + " steps (" + num(best) + ")" + at_step(Phase::forward, step);
       f.suggestion = "lower the learning rate, add warmup, or clip gradients";
-      f.evidence = {{"recent_median", recent},
-                    {"best_median", *best_recent_median_},
-                    {"ratio", recent / *best_recent_median_}};
-      f.magnitude = recent / *best_recent_median_;
+      f.evidence = {{"recent_median", recent}, {"best_median", best}, {"ratio", recent / best}};
+      f.magnitude = recent / best;
       out.emit(std::move(f));
     }
   }
@@ -96,7 +99,7 @@ class Loss final : public Rule {
   Ring window_;
   Ring recent_;
   std::optional<double> max_loss_;
-  std::optional<double> best_recent_median_;
+  std::optional<double> best_settled_;  // the lowest median of window_ so far
 };
 
 }  // namespace

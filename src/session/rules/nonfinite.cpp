@@ -67,13 +67,16 @@ class Nonfinite final : public Rule {
     const bool computed = o.role == Role::output || o.role == Role::update;
     const std::optional<InputKinds> kinds = computed ? o.resolve_input_kinds() : std::nullopt;
     // Note [Producer and propagator]
-    const bool producer = kinds && ((nan && kinds->nan == 0) || (s.pos_inf + s.neg_inf > 0 && kinds->inf == 0));
-    // Note [Intended infinities]
-    if (!nan && rule_.intended_infinities && o.role == Role::output &&
-        ((producer && o.filled) || (!producer && kinds && kinds->nan == 0))) {
+    const bool new_nan = kinds && nan && kinds->nan == 0;
+    const bool new_inf = kinds && s.pos_inf + s.neg_inf > 0 && kinds->inf == 0;
+    // Note [Intended infinities]: a mask's -inf written (a filled op), or passed on
+    const bool masking = rule_.intended_infinities && o.role == Role::output;
+    if (masking && !nan && kinds && kinds->nan == 0 && (o.filled || !new_inf)) {
       if (!step_first_infinity_) step_first_infinity_ = candidate(o, s);
       return;
     }
+    // A mask written over values that already held NaN passes the NaN on.
+    const bool producer = new_nan || (new_inf && !(masking && o.filled));
     if (producer) {
       report_producer(o, s, out);
       return;

@@ -20,7 +20,9 @@ struct LossRule {
   // tiny MAD, and mini-batch noise there scores z > 6 without being a jump.
   double min_spike_ratio = 1.5;
   int divergence_window = 10;      // median of this many recent losses ...
-  double divergence_factor = 3.0;  // ... above factor x the best such median: divergence
+  // ... above factor x the lowest median of `window` losses so far: divergence (the lowest
+  // median of divergence_window losses would be a run of lucky batches on a noisy task).
+  double divergence_factor = 3.0;
 
   static void describe(RuleKeys<LossRule>& keys) {
     keys.flag("enabled", &LossRule::enabled)

@@ -21,7 +21,7 @@ struct UpdateRatioRule {
   int warmup = 10;
   // Steps in a row outside [min_ratio, max_ratio] before it is reported: one noisy step is not a
   // learning rate ...
-  int persist = 3;
+  int persist = 10;
   // ... but an update larger than the weight itself is, at once, warm-up or not.
   double immediate_ratio = 1.0;
   static void describe(RuleKeys<UpdateRatioRule>& keys) {

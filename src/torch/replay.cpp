@@ -1,0 +1,182 @@
+// Replaying a bad watch step in diagnose (Attachment::step).
+//
+// Note [Replay]
+// Watch, the default tier, sees parameters, gradients and updates every step and layer outputs
+// every few steps, so when a NaN or Inf shows in a watch step it can say where it was seen (a
+// gradient after backward), not which op made it: only diagnose, which observes every op,
+// can. Diagnose costs every op of every step, so instead the step that went bad runs a second
+// time in diagnose. Megatron-LM's rerun machinery does this for a whole iteration, configured by
+// the user, to tell a transient fault from a deterministic one; here it is automatic, per step,
+// and it names the op.
+//
+// The step is handed over as a callable (Attachment::step). What a replay needs is saved when an
+// armed step begins (arm_replay): LibTorch's default CPU generator's state (dropout, and a batch
+// drawn from it), a copy of the module's buffers (BatchNorm's running statistics change in the
+// forward), and each parameter's gradient as it was (none, all zero, or a copy when the loop
+// carries gradients into the step). Parameters and the optimizer's state are not copied: the
+// step is stopped before the optimizer changes them. Each parameter that requires a gradient gets
+// a hook, which the first gradient of a backward uses to queue a check at the end of that backward
+// (Engine::queue_callback): when a gradient is not finite there, the check throws ReplayRequest,
+// which leaves backward() and the rest of the user's callable (the optimizer step) unrun.
+// A step whose gradients stay finite but whose loss is not (or where the sink saw a NaN or Inf),
+// and after which no parameter changed (the optimizer did not run: the loop skips bad steps), is
+// replayed too. restore_for_replay puts the saved state back, the sink forgets the first pass
+// (ObservationSink::restart_step), and the callable runs again in diagnose, to its end: the
+// optimizer then steps as it would have without tfdebug, so the run goes on from the state one
+// run of the step leaves.
+//
+// A replay is exact when the callable is deterministic given that state: same ops, same random
+// numbers, same batch. It is not when the callable draws its batch from a data loader that moves
+// on (draw the batch outside the callable), uses another generator (CUDA's, a std::mt19937),
+// runs non-deterministic kernels, or changes state the adapter does not save (a learning-rate
+// scheduler stepped inside the callable, a counter). A replay that sees no NaN or Inf says so.
+// Not replayed: a step whose parameters were already not finite when it began (the replay would
+// see the same), a step already in diagnose, and a NaN made by the optimizer itself (its update
+// names it without a replay).
+#include <ATen/CPUGeneratorImpl.h>
+#include <c10/core/GradMode.h>
+#include <torch/csrc/autograd/engine.h>
+
+#include <mutex>
+
+#include "attach_state.hpp"
+#include "tfdebug/core/stats.hpp"
+
+namespace tfdebug::torch::detail {
+
+namespace {
+
+bool dense_cpu_float(const at::Tensor& t) {
+  return t.defined() && t.layout() == at::kStrided && t.is_cpu() && t.is_floating_point();
+}
+
+// The end of a backward of an armed step: throws ReplayRequest when a gradient is not finite.
+void check_gradients(AttachState& s) {
+  s.check_queued.store(false, std::memory_order_relaxed);
+  if (!s.replay_armed.load(std::memory_order_relaxed)) return;
+  for (const Parameter& p : s.parameters) {
+    const at::Tensor& grad = p.tensor.grad();
+    if (!dense_cpu_float(grad)) continue;
+    auto view = view_of(grad);
+    if (view && !all_finite(*view)) {
+      s.replay_armed.store(false, std::memory_order_relaxed);
+      throw ReplayRequest();
+    }
+  }
+}
+
+// A parameter's gradient hook: queues the end-of-backward check, once per backward.
+void on_gradient(AttachState& s) {
+  if (!s.replay_armed.load(std::memory_order_relaxed) || s.check_queued.exchange(true)) return;
+  ::torch::autograd::Engine::get_default_engine().queue_callback([&s] { check_gradients(s); });
+}
+
+void register_hooks(AttachState& s) {
+  if (s.hooks_registered) return;
+  s.hooks_registered = true;
+  for (Parameter& p : s.parameters) {
+    if (!p.tensor.requires_grad()) continue;
+    AttachState* state = &s;
+    p.hook = p.tensor.register_hook([state](const at::Tensor& /*grad*/) { on_gradient(*state); });
+  }
+}
+
+}  // namespace
+
+bool arm_replay(AttachState& s) {
+  for (const Parameter& p : s.parameters) {
+    if (p.value_finite == false) return false;
+  }
+  register_hooks(s);
+  const at::NoGradGuard no_grad;
+  {
+    auto generator = at::detail::getDefaultCPUGenerator();
+    const std::lock_guard<std::mutex> lock(generator.mutex());
+    s.saved_generator = generator.get_state();
+  }
+  s.saved_buffers.resize(s.buffers.size());
+  for (std::size_t i = 0; i < s.buffers.size(); ++i) {
+    const at::Tensor& buffer = s.buffers[i];
+    at::Tensor& saved = s.saved_buffers[i];
+    if (!buffer.defined()) continue;
+    if (!saved.defined() || saved.sizes() != buffer.sizes() || saved.scalar_type() != buffer.scalar_type())
+      saved = at::empty_like(buffer, at::MemoryFormat::Preserve);
+    saved.copy_(buffer);
+  }
+  for (Parameter& p : s.parameters) {
+    p.version = p.tensor._version();
+    const at::Tensor& grad = p.tensor.grad();
+    if (!grad.defined()) {
+      p.gradient_at_begin = Parameter::Gradient::none;
+      continue;
+    }
+    // All zero (the loop zeroed it after the last optimizer step): zeroed again on a replay.
+    std::optional<TensorView> view = dense_cpu_float(grad) ? view_of(grad) : std::nullopt;
+    if (view) {
+      const Extremes e = compute_range(*view);
+      if (e.nonfinite == 0 && e.abs_max == 0) {
+        p.gradient_at_begin = Parameter::Gradient::zero;
+        continue;
+      }
+    }
+    if (!p.saved_gradient.defined() || p.saved_gradient.sizes() != grad.sizes() ||
+        p.saved_gradient.scalar_type() != grad.scalar_type())
+      p.saved_gradient = at::empty_like(grad, at::MemoryFormat::Preserve);
+    p.saved_gradient.copy_(grad);
+    p.gradient_at_begin = Parameter::Gradient::saved;
+  }
+  s.check_queued.store(false, std::memory_order_relaxed);
+  s.replay_armed.store(true, std::memory_order_relaxed);
+  return true;
+}
+
+void restore_for_replay(AttachState& s) {
+  const at::NoGradGuard no_grad;
+  {
+    auto generator = at::detail::getDefaultCPUGenerator();
+    const std::lock_guard<std::mutex> lock(generator.mutex());
+    generator.set_state(s.saved_generator);
+  }
+  for (std::size_t i = 0; i < s.buffers.size() && i < s.saved_buffers.size(); ++i) {
+    if (s.buffers[i].defined() && s.saved_buffers[i].defined()) s.buffers[i].copy_(s.saved_buffers[i]);
+  }
+  for (Parameter& p : s.parameters) {
+    at::Tensor& grad = p.tensor.mutable_grad();
+    switch (p.gradient_at_begin) {
+      case Parameter::Gradient::none:
+        grad.reset();
+        break;
+      case Parameter::Gradient::zero:
+        if (grad.defined()) grad.zero_();
+        break;
+      case Parameter::Gradient::saved:
+        if (grad.defined() && grad.sizes() == p.saved_gradient.sizes())
+          grad.copy_(p.saved_gradient);
+        else
+          grad = p.saved_gradient.clone();
+        break;
+    }
+  }
+}
+
+bool parameters_unchanged(const AttachState& s) {
+  for (const Parameter& p : s.parameters) {
+    if (p.tensor._version() != p.version) return false;
+  }
+  return true;
+}
+
+void remove_replay_hooks(AttachState& s) noexcept {
+  for (Parameter& p : s.parameters) {
+    if (!p.hook) continue;
+    try {
+      p.tensor.remove_hook(*p.hook);
+    } catch (...) {
+      // The tensor no longer takes gradients: its hooks went with that.
+    }
+    p.hook.reset();
+  }
+  s.hooks_registered = false;
+}
+
+}  // namespace tfdebug::torch::detail
