@@ -1,13 +1,17 @@
-// Overhead of tfdebug::torch on the demo model: median training-step time with tfdebug off,
-// attached in watch and in diagnose, with LibTorch's anomaly mode, and under the op profiler
+// Overhead of tfdebug::torch on the demo model or the zoo's (tools/tfdebug/demo/zoo.hpp): median
+// training-step time with tfdebug off, attached in watch and in diagnose (each step handed to
+// Attachment::step, as the README shows), with LibTorch's anomaly mode, and under the op profiler
 // (tfdebug::torch::Profiler, what `tfdebug demo --profile` runs), all in one process, as ratios
-// to off. bench/torch_overhead.sh runs it (and the Python peers) and prints the table.
+// to off; and for zoo models the cost of the one step that a replay runs twice. bench/
+// torch_overhead.sh runs it (and the Python peers) and prints the table.
 //
-//   torch_overhead [--rounds N] [--steps N] [--default-only] [--no-anomaly] [--modes LIST]
+//   torch_overhead [--model NAME] [--rounds N] [--steps N] [--default-only] [--no-anomaly]
+//                  [--modes LIST]
 //
-// --modes picks the modes to run, comma separated, from: off, floor, watch-null, watch,
-// diagnose-null, diagnose, anomaly, profiler, profiler-no-memory ("off" always runs: the
-// ratios are to it). Default: all but the two profiler modes.
+// --model: demo (the default: the demo's model at two sizes), mlp, cnn, encoder, gru, sigmoid,
+// or zoo (each of the five). --modes picks the modes to run, comma separated, from: off, floor,
+// watch-null, watch, diagnose-null, diagnose, anomaly, profiler, profiler-no-memory ("off"
+// always runs: the ratios are to it). Default: all but the two profiler modes.
 #include <ATen/Parallel.h>
 #include <ATen/record_function.h>
 #include <torch/csrc/autograd/anomaly_mode.h>
@@ -17,12 +21,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "demo_model.hpp"
+#include "zoo.hpp"
 #include "tfdebug/session/session.hpp"
 #include "tfdebug/torch/attach.hpp"
 #include "tfdebug/torch/profiler.hpp"
@@ -141,28 +147,71 @@ const char* mode_name(Mode m) {
   return "?";
 }
 
+// What a runner trains: the demo's model or a zoo model.
+class Model {
+ public:
+  virtual ~Model() = default;
+  virtual torch::nn::Module& module() = 0;
+  virtual double train_step(std::int64_t step) = 0;
+  virtual std::int64_t parameter_count() const = 0;
+};
+
+class DemoModel final : public Model {
+ public:
+  explicit DemoModel(const tfdebug::demo::DemoConfig& config) : trainer_(config) {}
+  torch::nn::Module& module() override { return trainer_.model(); }
+  double train_step(std::int64_t /*step*/) override { return trainer_.train_step(); }
+  std::int64_t parameter_count() const override { return trainer_.parameter_count(); }
+
+ private:
+  tfdebug::demo::DemoTrainer trainer_;
+};
+
+class ZooModel final : public Model {
+ public:
+  explicit ZooModel(const tfdebug::demo::ZooConfig& config) : trainer_(config) {}
+  torch::nn::Module& module() override { return trainer_.model(); }
+  double train_step(std::int64_t step) override {
+    trainer_.before_step(step);
+    return trainer_.train_step(step);
+  }
+  std::int64_t parameter_count() const override { return trainer_.parameter_count(); }
+
+ private:
+  tfdebug::demo::ZooTrainer trainer_;
+};
+
+// The callable a step hands to Attachment::step: a named type, so that bench/
+// torch_instructions.sh's callgrind pattern for one_step does not match it (a lambda inside
+// one_step would toggle the count off inside the step).
+struct TrainStep {
+  Model* model;
+  std::int64_t step;
+  double operator()() const { return model->train_step(step); }
+};
+
 struct Runner {
   Mode mode;
-  std::unique_ptr<tfdebug::demo::DemoTrainer> trainer;
+  std::unique_ptr<Model> trainer;
   std::unique_ptr<tfdebug::ObservationSink> sink;
   std::vector<double> times;
   std::vector<double> round_medians;  // the median step of each round
   std::int64_t step = 0;
   std::int64_t ops = 0;  // ops the adapter's callback (or the profiler) saw, over the timed steps
-  tfdebug::demo::DemoConfig config;
+  double samples_per_step = 0, tokens_per_step = 0;  // for the profiler's rates (0: unknown)
 
   void run(std::int64_t steps) {
     std::optional<tfdebug::torch::Attachment> debug;
-    if (sink) debug.emplace(tfdebug::torch::attach(*sink, trainer->model()));
+    if (sink) debug.emplace(tfdebug::torch::attach(*sink, trainer->module()));
     // The profiler as `tfdebug demo --profile` constructs it; one per run of steps (only one may
     // run at a time, and the modes interleave), stopped outside the timed steps.
     std::optional<tfdebug::torch::Profiler> profiler;
     if (mode == Mode::profiler || mode == Mode::profiler_no_memory) {
       tfdebug::torch::ProfilerOptions options;
-      options.samples_per_step = double(config.batch);
-      options.tokens_per_step = double(config.batch * 2 * config.length);
+      options.samples_per_step = samples_per_step;
+      options.tokens_per_step = tokens_per_step;
       options.memory = mode == Mode::profiler;
-      profiler.emplace(trainer->model(), options);
+      profiler.emplace(trainer->module(), options);
     }
     std::optional<at::CallbackHandle> empty;
     if (mode == Mode::floor) {
@@ -176,17 +225,24 @@ struct Runner {
     torch::autograd::AnomalyMode::set_enabled(anomaly);
     for (std::int64_t i = 0; i < steps; ++i, ++step) {
       const auto start = std::chrono::steady_clock::now();
-      if (debug) debug->step_begin(step);
-      if (profiler) profiler->step_begin(step);
-      const double loss = trainer->train_step();
-      if (debug) debug->step_end(step, loss);
-      if (profiler) profiler->step_end(step);
+      one_step(debug, profiler);
       times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
     torch::autograd::AnomalyMode::set_enabled(false);
     if (empty) at::removeCallback(*empty);
     if (debug) ops += debug->counters().ops;
     if (profiler) ops += static_cast<std::int64_t>(profiler->stop().ops_seen);
+  }
+  // One training step, whatever the mode: what bench/torch_instructions.sh counts.
+  [[gnu::noinline]] void one_step(std::optional<tfdebug::torch::Attachment>& debug,
+                                  std::optional<tfdebug::torch::Profiler>& profiler) {
+    if (debug) {
+      debug->step(step, TrainStep{trainer.get(), step});
+    } else {
+      if (profiler) profiler->step_begin(step);
+      trainer->train_step(step);
+      if (profiler) profiler->step_end(step);
+    }
   }
   double median() const { return median_of(times); }
   static double median_of(const std::vector<double>& values) {
@@ -200,10 +256,35 @@ struct Runner {
 std::vector<Mode> g_modes = {Mode::off,           Mode::floor,    Mode::watch_null, Mode::watch,
                              Mode::diagnose_null, Mode::diagnose, Mode::anomaly};
 
-void measure(const char* label, const tfdebug::demo::DemoConfig& config, int rounds, std::int64_t steps) {
+// What measure() runs: a fresh model per mode, what the table's heading says of it, and the
+// profiler's rates.
+struct Subject {
+  std::string label;
+  std::function<std::unique_ptr<Model>()> make;
+  std::string description;
+  double samples_per_step = 0, tokens_per_step = 0;
+};
+
+Subject demo_subject(const char* label, const tfdebug::demo::DemoConfig& config) {
+  char text[256];
+  std::snprintf(text, sizeof text, "d_model %lld, %lld blocks, %lld heads, d_ff %lld, batch %lld x %lld tokens",
+                static_cast<long long>(config.d_model), static_cast<long long>(config.layers),
+                static_cast<long long>(config.heads), static_cast<long long>(config.d_ff),
+                static_cast<long long>(config.batch), static_cast<long long>(2 * config.length));
+  return {label, [config] { return std::make_unique<DemoModel>(config); }, text, double(config.batch),
+          double(config.batch * 2 * config.length)};
+}
+
+Subject zoo_subject(tfdebug::demo::ZooModel model) {
+  const std::string name(tfdebug::demo::zoo_model_name(model));
+  return {name, [model] { return std::make_unique<ZooModel>(tfdebug::demo::ZooConfig{.model = model}); },
+          "zoo model " + name + " (tools/tfdebug/demo/zoo.hpp)"};
+}
+
+void measure(const Subject& subject, int rounds, std::int64_t steps) {
   std::vector<Runner> runners;
   for (Mode mode : g_modes) {
-    Runner r{mode, std::make_unique<tfdebug::demo::DemoTrainer>(config), nullptr, {}, {}, 0, 0, config};
+    Runner r{mode, subject.make(), nullptr, {}, {}, 0, 0, subject.samples_per_step, subject.tokens_per_step};
     if (mode == Mode::watch_null) r.sink = std::make_unique<NullSink>(tfdebug::Tier::watch);
     if (mode == Mode::diagnose_null) r.sink = std::make_unique<NullSink>(tfdebug::Tier::diagnose);
     if (mode == Mode::watch || mode == Mode::diagnose || mode == Mode::watch_metrics ||
@@ -240,19 +321,53 @@ void measure(const char* label, const tfdebug::demo::DemoConfig& config, int rou
       ratios.push_back(r.round_medians[i] / runners[0].round_medians[i]);
     return Runner::median_of(ratios);
   };
-  std::printf(
-      "%s: d_model %lld, %lld blocks, %lld heads, d_ff %lld, batch %lld x %lld tokens, %lld parameters; "
-      "%zu steps per mode\n",
-      label, static_cast<long long>(config.d_model), static_cast<long long>(config.layers),
-      static_cast<long long>(config.heads), static_cast<long long>(config.d_ff),
-      static_cast<long long>(config.batch), static_cast<long long>(2 * config.length),
-      static_cast<long long>(runners[0].trainer->parameter_count()), runners[0].times.size());
+  std::printf("%s: %s, %lld parameters; %zu steps per mode\n", subject.label.c_str(), subject.description.c_str(),
+              static_cast<long long>(runners[0].trainer->parameter_count()), runners[0].times.size());
   for (const auto& r : runners) {
     std::printf("  %-30s %9.3f ms  %6.3fx   paired %6.3fx", mode_name(r.mode), 1e3 * r.median(),
                 r.median() / off, paired(r));
     if (r.ops > 0) std::printf("  %7.0f ops/step seen", double(r.ops) / double(r.times.size()));
     std::printf("\n");
   }
+  std::fflush(stdout);
+}
+
+// The one step a replay runs twice (Note [Replay]): a NaN planted in a zoo model's step `kBad`
+// (in the batch, or a fully masked attention row), which GradScaler-style skipping survives; its
+// time in watch with Attachment::step against the median watch step of the same run, over
+// `rounds` fresh runs.
+void measure_replay(tfdebug::demo::ZooModel model, int rounds) {
+  constexpr std::int64_t kBad = 8;
+  const auto fault = model == tfdebug::demo::ZooModel::encoder ? tfdebug::demo::ZooFault::masked_row
+                                                               : tfdebug::demo::ZooFault::input_nan;
+  std::vector<double> ratios, bad_ms, step_ms;
+  std::int64_t replays = 0;
+  for (int round = 0; round < rounds; ++round) {
+    tfdebug::demo::ZooTrainer trainer(
+        {.model = model, .fault = fault, .fault_step = kBad, .skip_nonfinite_steps = true});
+    tfdebug::Session session(tfdebug::RunConfig{});
+    auto debug = tfdebug::torch::attach(session, trainer.model());
+    std::vector<double> times;
+    double bad = 0;
+    for (std::int64_t step = 0; step < kBad + 8; ++step) {
+      const auto start = std::chrono::steady_clock::now();
+      debug.step(step, [&] { return trainer.train_step(step); });
+      const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (step == kBad) {
+        bad = t;
+      } else if (step >= 3) {
+        times.push_back(t);
+      }
+    }
+    replays += debug.counters().replays;
+    const double median = Runner::median_of(times);
+    ratios.push_back(bad / median);
+    bad_ms.push_back(1e3 * bad);
+    step_ms.push_back(1e3 * median);
+  }
+  std::printf("  %-30s %9.3f ms  %6.3fx a watch step (%.3f ms); %lld replays in %d runs\n",
+              "step replayed in diagnose", Runner::median_of(bad_ms), Runner::median_of(ratios),
+              Runner::median_of(step_ms), static_cast<long long>(replays), rounds);
   std::fflush(stdout);
 }
 
@@ -275,7 +390,9 @@ std::optional<std::vector<Mode>> parse_modes(const std::string& list) {
 int usage() {
   std::fprintf(
       stderr,
-      "usage: torch_overhead [--rounds N] [--steps N] [--default-only] [--no-anomaly] [--modes LIST]\n"
+      "usage: torch_overhead [--model NAME] [--rounds N] [--steps N] [--default-only] [--no-anomaly]\n"
+      "                      [--modes LIST]\n"
+      "  NAME: demo (default), mlp, cnn, encoder, gru, sigmoid or zoo (all five)\n"
       "  LIST: comma separated, from off, floor, watch-null, watch, diagnose-null, diagnose, anomaly,\n"
       "  profiler, profiler-no-memory\n");
   return 2;
@@ -288,12 +405,19 @@ int main(int argc, char** argv) {
   std::int64_t steps = 20;
   bool default_only = false;
   bool anomaly = true;
+  std::string model = "demo";
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
     if (std::strcmp(argv[i], "--default-only") == 0) {
       default_only = true;
     } else if (std::strcmp(argv[i], "--no-anomaly") == 0) {
       anomaly = false;
+    } else if (std::strcmp(argv[i], "--model") == 0 && has_value) {
+      model = argv[++i];
+      if (model != "demo" && model != "zoo" && !tfdebug::demo::parse_zoo_model(model)) {
+        std::fprintf(stderr, "torch_overhead: --model: unknown model '%s'\n", model.c_str());
+        return usage();
+      }
     } else if (std::strcmp(argv[i], "--rounds") == 0 && has_value) {
       rounds = std::atoi(argv[++i]);
     } else if (std::strcmp(argv[i], "--steps") == 0 && has_value) {
@@ -315,8 +439,22 @@ int main(int argc, char** argv) {
   }
   if (!anomaly) std::erase(g_modes, Mode::anomaly);
   at::set_num_threads(1);
+  if (model != "demo") {
+    std::vector<tfdebug::demo::ZooModel> models;
+    if (model == "zoo") {
+      models = {tfdebug::demo::ZooModel::mlp, tfdebug::demo::ZooModel::cnn, tfdebug::demo::ZooModel::encoder,
+                tfdebug::demo::ZooModel::gru, tfdebug::demo::ZooModel::sigmoid};
+    } else {
+      models = {*tfdebug::demo::parse_zoo_model(model)};
+    }
+    for (auto m : models) {
+      measure(zoo_subject(m), rounds, steps);
+      if (!default_only) measure_replay(m, rounds);  // --default-only: the table alone
+    }
+    return 0;
+  }
   tfdebug::demo::DemoConfig small;  // the demo's default size
-  measure("default", small, rounds, steps);
+  measure(demo_subject("default", small), rounds, steps);
   if (default_only) return 0;
   tfdebug::demo::DemoConfig large;
   large.d_model = 128;
@@ -324,6 +462,6 @@ int main(int argc, char** argv) {
   large.layers = 4;
   large.d_ff = 512;
   large.length = 16;
-  measure("larger", large, rounds, std::max<std::int64_t>(1, steps / 4));
+  measure(demo_subject("larger", large), rounds, std::max<std::int64_t>(1, steps / 4));
   return 0;
 }

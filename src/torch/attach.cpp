@@ -208,7 +208,7 @@ void Attachment::detach() noexcept {
 
 void detail::AttachState::begin_pass(std::int64_t at, Tier pass_tier, bool replaying, bool arm) {
   tier.store(pass_tier);
-  const auto every = std::max<std::int64_t>(1, options.watch_outputs_every);
+  const auto every = std::max<std::int64_t>(1, options.watch_every);
   set_interception(pass_tier == Tier::diagnose || at % every == 0);
   step.store(at);
   generation.fetch_add(1);
@@ -219,6 +219,7 @@ void detail::AttachState::begin_pass(std::int64_t at, Tier pass_tier, bool repla
     p.gradient_finite.reset();
     p.value_finite.reset();
     if (!replaying) p.before_is_value = false;
+    if (!intercepting) continue;  // Note [Op steps]: a watch step between the observed ones
     auto view = view_of(p.tensor);
     if (!view) continue;
     p.value_finite = deliver({at, Phase::forward, Role::parameter, module_paths().name(p.module),

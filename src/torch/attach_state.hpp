@@ -4,6 +4,7 @@
 // (the boxed fallback), unboxed_ops.cpp and op_path.cpp (what happens around each op).
 #pragma once
 
+#include <ATen/core/MT19937RNGEngine.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/record_function.h>
@@ -126,7 +127,7 @@ struct AttachState {
   ObservationSink* sink = nullptr;
   AttachOptions options;
   // Note [Op steps]: ops are intercepted only in the steps that observe them (diagnose: every
-  // step; watch: every options.watch_outputs_every steps), on the thread that calls step_begin.
+  // step; watch: every options.watch_every steps), on the thread that calls step_begin.
   bool intercepting = false;
   std::optional<at::CallbackHandle> ranges;  // user scopes, while intercepting
   void set_interception(bool on);
@@ -147,7 +148,13 @@ struct AttachState {
   // Note [Replay] (replay.cpp)
   std::vector<at::Tensor> buffers;        // the module's buffers (BatchNorm's running statistics)
   std::vector<at::Tensor> saved_buffers;  // their values when the step began
-  at::Tensor saved_generator;             // LibTorch's default CPU generator's state then
+  // LibTorch's default CPU generator's state then: its engine and its cached normal samples
+  // (what get_state() holds, without building a tensor every step).
+  struct GeneratorState {
+    at::mt19937 engine;
+    c10::optional<float> next_float;
+    c10::optional<double> next_double;
+  } saved_generator;
   bool hooks_registered = false;
   std::atomic<bool> replay_armed{false};       // this step can be replayed: the hooks check gradients
   std::atomic<bool> check_queued{false};       // this backward's check is queued

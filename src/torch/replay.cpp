@@ -10,7 +10,7 @@
 // and it names the op.
 //
 // The step is handed over as a callable (Attachment::step). What a replay needs is saved when an
-// armed step begins (arm_replay): LibTorch's default CPU generator's state (dropout, and a batch
+// armed step begins (arm_replay): LibTorch's default CPU generator's engine (dropout, and a batch
 // drawn from it), a copy of the module's buffers (BatchNorm's running statistics change in the
 // forward), and each parameter's gradient as it was (none, all zero, or a copy when the loop
 // carries gradients into the step). Parameters and the optimizer's state are not copied: the
@@ -37,6 +37,7 @@
 #include <c10/core/GradMode.h>
 #include <torch/csrc/autograd/engine.h>
 
+#include <cstring>
 #include <mutex>
 
 #include "attach_state.hpp"
@@ -48,6 +49,18 @@ namespace {
 
 bool dense_cpu_float(const at::Tensor& t) {
   return t.defined() && t.layout() == at::kStrided && t.is_cpu() && t.is_floating_point();
+}
+
+// dst = src, for a dst made by empty_like(src) (or src.clone()): one memcpy when both are
+// contiguous CPU tensors, which every buffer and gradient of a CPU model is (Tensor::copy_ costs
+// ~4,000 instructions a call in TensorIterator set-up, a few dozen times a step).
+void copy_into(at::Tensor& dst, const at::Tensor& src) {
+  if (dst.is_cpu() && src.is_cpu() && dst.is_contiguous() && src.is_contiguous() &&
+      dst.scalar_type() == src.scalar_type() && dst.sizes() == src.sizes() && !src.is_conj() && !src.is_neg()) {
+    std::memcpy(dst.data_ptr(), src.data_ptr(), src.nbytes());
+  } else {
+    dst.copy_(src);
+  }
 }
 
 // The end of a backward of an armed step: throws ReplayRequest when a gradient is not finite.
@@ -92,7 +105,8 @@ bool arm_replay(AttachState& s) {
   {
     auto generator = at::detail::getDefaultCPUGenerator();
     const std::lock_guard<std::mutex> lock(generator.mutex());
-    s.saved_generator = generator.get_state();
+    auto* cpu = at::check_generator<at::CPUGeneratorImpl>(generator);
+    s.saved_generator = {cpu->engine(), cpu->next_float_normal_sample(), cpu->next_double_normal_sample()};
   }
   s.saved_buffers.resize(s.buffers.size());
   for (std::size_t i = 0; i < s.buffers.size(); ++i) {
@@ -101,7 +115,7 @@ bool arm_replay(AttachState& s) {
     if (!buffer.defined()) continue;
     if (!saved.defined() || saved.sizes() != buffer.sizes() || saved.scalar_type() != buffer.scalar_type())
       saved = at::empty_like(buffer, at::MemoryFormat::Preserve);
-    saved.copy_(buffer);
+    copy_into(saved, buffer);
   }
   for (Parameter& p : s.parameters) {
     p.version = p.tensor._version();
@@ -122,7 +136,7 @@ bool arm_replay(AttachState& s) {
     if (!p.saved_gradient.defined() || p.saved_gradient.sizes() != grad.sizes() ||
         p.saved_gradient.scalar_type() != grad.scalar_type())
       p.saved_gradient = at::empty_like(grad, at::MemoryFormat::Preserve);
-    p.saved_gradient.copy_(grad);
+    copy_into(p.saved_gradient, grad);
     p.gradient_at_begin = Parameter::Gradient::saved;
   }
   s.check_queued.store(false, std::memory_order_relaxed);
@@ -135,10 +149,13 @@ void restore_for_replay(AttachState& s) {
   {
     auto generator = at::detail::getDefaultCPUGenerator();
     const std::lock_guard<std::mutex> lock(generator.mutex());
-    generator.set_state(s.saved_generator);
+    auto* cpu = at::check_generator<at::CPUGeneratorImpl>(generator);
+    cpu->set_engine(s.saved_generator.engine);
+    cpu->set_next_float_normal_sample(s.saved_generator.next_float);
+    cpu->set_next_double_normal_sample(s.saved_generator.next_double);
   }
   for (std::size_t i = 0; i < s.buffers.size() && i < s.saved_buffers.size(); ++i) {
-    if (s.buffers[i].defined() && s.saved_buffers[i].defined()) s.buffers[i].copy_(s.saved_buffers[i]);
+    if (s.buffers[i].defined() && s.saved_buffers[i].defined()) copy_into(s.buffers[i], s.saved_buffers[i]);
   }
   for (Parameter& p : s.parameters) {
     at::Tensor& grad = p.tensor.mutable_grad();
@@ -151,7 +168,7 @@ void restore_for_replay(AttachState& s) {
         break;
       case Parameter::Gradient::saved:
         if (grad.defined() && grad.sizes() == p.saved_gradient.sizes())
-          grad.copy_(p.saved_gradient);
+          copy_into(grad, p.saved_gradient);
         else
           grad = p.saved_gradient.clone();
         break;

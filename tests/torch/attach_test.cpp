@@ -129,7 +129,10 @@ TEST_F(AttachTest, WatchDeliversParametersGradientsUpdatesAndLayerOutputs) {
     ++per_role[r.role];
     if (r.role == Role::output) {
       EXPECT_EQ(r.phase, Phase::forward) << r.op;  // watch: no backward or optimizer op outputs
-      EXPECT_EQ(r.step, 0) << "layer outputs every watch_outputs_every = 10 steps";
+      EXPECT_EQ(r.step, 0) << "layer outputs every watch_every = 10 steps";
+    }
+    if (r.role == Role::parameter || r.role == Role::update) {
+      EXPECT_EQ(r.step, 0) << "parameters and updates every watch_every = 10 steps";
       output_modules.insert(r.module);
     }
     if (r.role == Role::parameter && r.op == "blocks.0.attn.q.weight") {
@@ -143,9 +146,10 @@ TEST_F(AttachTest, WatchDeliversParametersGradientsUpdatesAndLayerOutputs) {
       EXPECT_GT(r.l2, 0.0) << r.op;  // Adam moved every parameter
     }
   }
-  EXPECT_EQ(per_role[Role::parameter], 3 * parameters);
+  // Gradients every step; parameters and updates, like layer outputs, every watch_every steps.
+  EXPECT_EQ(per_role[Role::parameter], parameters);
   EXPECT_EQ(per_role[Role::gradient], 3 * parameters);
-  EXPECT_EQ(per_role[Role::update], 3 * parameters);
+  EXPECT_EQ(per_role[Role::update], parameters);
   // The layer outputs: every parameterised module of the model, by its path.
   for (const char* module : {"tok", "pos", "blocks.0.ln1", "blocks.0.attn.q", "blocks.0.attn.o",
                              "blocks.1.mlp.fc1", "blocks.1.mlp.fc2", "ln_f", "head"}) {

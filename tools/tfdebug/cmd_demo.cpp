@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -35,16 +36,17 @@ struct DemoOptions {
   std::string tensorboard, mlflow, xlsx;  // sinks of the run's metrics and findings (docs/exports.md)
 };
 
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
 // Runs the training loop with the adapter attached to `sink`; prints the loss every `every` steps.
 void train(const demo::DemoConfig& config, demo::DemoTrainer& trainer, ObservationSink& sink,
            std::int64_t every) {
   auto debug = tfdebug::torch::attach(sink, trainer.model());
   for (std::int64_t step = 0; step < config.steps; ++step) {
-    debug.step_begin(step);
-    const double loss = trainer.train_step();
-    debug.step_end(step, loss);
+    // Handed over as a callable, a step that goes bad in watch is replayed in diagnose.
+    const double loss = debug.step(step, [&] { return trainer.train_step(); }).value_or(kNaN);
     if (every > 0 && (step % every == 0 || step + 1 == config.steps)) {
-      std::printf("step %5lld  loss %.4f\n", static_cast<long long>(step), loss);
+      std::printf("step %5lld  loss %s\n", static_cast<long long>(step), loss_text(loss).c_str());
     }
   }
 }
@@ -146,6 +148,14 @@ void register_demo(CLI::App& app, int& exit_code) {
   cmd->footer(
       "Exit 0 when no error-level finding was made, 1 when one was (it is reported), 2 for bad options.");
   cmd->callback([options, &exit_code] { exit_code = run_demo(*options); });
+}
+
+std::string loss_text(double loss) {
+  if (std::isnan(loss)) return "nan";
+  if (std::isinf(loss)) return loss > 0 ? "inf" : "-inf";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4f", loss);
+  return text;
 }
 
 }  // namespace tfdebug::cli

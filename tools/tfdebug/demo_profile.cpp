@@ -152,7 +152,7 @@ void train_with_trace_window(const demo::DemoConfig& config, demo::DemoTrainer& 
       profiler->step_end(step);  // before the Session's end-of-step work, which is not the model's
       debug.step_end(step, loss);
       if (options.every > 0 && (step % options.every == 0 || step + 1 == config.steps)) {
-        std::printf("step %5lld  loss %.4f\n", static_cast<long long>(step), loss);
+        std::printf("step %5lld  loss %s\n", static_cast<long long>(step), loss_text(loss).c_str());
       }
     }
     p = profiler->stop();

@@ -12,6 +12,10 @@
 
 namespace tfdebug::cli {
 
+// A loss as the demo prints it: "0.1234", and "nan" / "inf" / "-inf" (printf's "%.4f" spells a
+// NaN "-nan" on glibc). Defined in cmd_demo.cpp.
+std::string loss_text(double loss);
+
 struct DemoProfileOptions {
   std::int64_t warmup = 3;
   std::int64_t steps = 5;

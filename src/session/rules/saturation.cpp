@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <any>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <string>
 
 #include "rule_text.hpp"
@@ -14,6 +16,26 @@ namespace tfdebug::detail {
 namespace {
 
 enum class Kind : std::uint8_t { none, tanh, sigmoid, gelu };
+
+// Finite values in the outer bins of `bins` equal bins over [lo, hi], or beyond them: one
+// branch-free pass over contiguous f32 (the outputs of a model's activations); other types and
+// layouts through histogram_fixed.
+std::int64_t count_tails(const TensorView& v, int bins, double lo, double hi) {
+  if (v.dtype() == DType::f32 && v.is_contiguous()) {
+    const double width = (hi - lo) / bins;
+    const auto low = static_cast<float>(lo + width);
+    const auto high = static_cast<float>(hi - width);
+    const auto* x = static_cast<const float*>(v.data());
+    constexpr float kMax = std::numeric_limits<float>::max();
+    std::int64_t tails = 0;
+    for (std::int64_t i = 0, n = v.numel(); i < n; ++i) {
+      tails += static_cast<std::int64_t>((x[i] < low || x[i] >= high) && std::fabs(x[i]) <= kMax);
+    }
+    return tails;
+  }
+  const Histogram h = histogram_fixed(v, bins, lo, hi);
+  return h.counts.front() + h.counts.back() + h.below + h.above;
+}
 
 class Saturation final : public Rule {
  public:
@@ -36,11 +58,9 @@ class Saturation final : public Rule {
     const bool tanh = kind == Kind::tanh;
     const double lo = tanh ? -1.0 : 0.0;
     const int bins = std::max(2, static_cast<int>(std::lround(1.0 / rule_.margin * (tanh ? 2.0 : 1.0))));
-    const Histogram h = histogram_fixed(o.value, bins, lo, 1.0);
     const std::int64_t finite = stats.finite();
     if (finite == 0) return 0.0;
-    const std::int64_t tails = h.counts.front() + h.counts.back() + h.below + h.above;
-    return double(tails) / double(finite);
+    return double(count_tails(o.value, bins, lo, 1.0)) / double(finite);
   }
 
   void observe(const RuleInput& in, RuleContext& out) override {
