@@ -28,10 +28,10 @@
 #include <vector>
 
 #include "demo_model.hpp"
-#include "zoo.hpp"
 #include "tfdebug/session/session.hpp"
 #include "tfdebug/torch/attach.hpp"
 #include "tfdebug/torch/profiler.hpp"
+#include "zoo.hpp"
 
 namespace {
 
@@ -267,7 +267,8 @@ struct Subject {
 
 Subject demo_subject(const char* label, const tfdebug::demo::DemoConfig& config) {
   char text[256];
-  std::snprintf(text, sizeof text, "d_model %lld, %lld blocks, %lld heads, d_ff %lld, batch %lld x %lld tokens",
+  std::snprintf(text, sizeof text,
+                "d_model %lld, %lld blocks, %lld heads, d_ff %lld, batch %lld x %lld tokens",
                 static_cast<long long>(config.d_model), static_cast<long long>(config.layers),
                 static_cast<long long>(config.heads), static_cast<long long>(config.d_ff),
                 static_cast<long long>(config.batch), static_cast<long long>(2 * config.length));
@@ -321,8 +322,9 @@ void measure(const Subject& subject, int rounds, std::int64_t steps) {
       ratios.push_back(r.round_medians[i] / runners[0].round_medians[i]);
     return Runner::median_of(ratios);
   };
-  std::printf("%s: %s, %lld parameters; %zu steps per mode\n", subject.label.c_str(), subject.description.c_str(),
-              static_cast<long long>(runners[0].trainer->parameter_count()), runners[0].times.size());
+  std::printf("%s: %s, %lld parameters; %zu steps per mode\n", subject.label.c_str(),
+              subject.description.c_str(), static_cast<long long>(runners[0].trainer->parameter_count()),
+              runners[0].times.size());
   for (const auto& r : runners) {
     std::printf("  %-30s %9.3f ms  %6.3fx   paired %6.3fx", mode_name(r.mode), 1e3 * r.median(),
                 r.median() / off, paired(r));

@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
   session.add_sink(std::make_shared<tfdebug::ConsoleSink>());
   auto debug = tfdebug::torch::attach(session, *model);  // no change to the model
   for (std::int64_t step = 0; step < steps; ++step) {
-    auto inputs = torch::randn({32, 16});                 // drawn outside the step: the
+    auto inputs = torch::randn({32, 16});                  // drawn outside the step: the
     auto targets = torch::randint(0, 4, {32}, at::kLong);  // replay trains on the same batch
     debug.step(step, [&] {
       auto logits = model->forward(inputs, step >= 30 ? 5.0 : 0.0);

@@ -126,8 +126,9 @@ struct Session::State final : RuleContext {
   void write_flight_recorder();
   // Steps [first, until] in diagnose; a window already open is extended. With `mutex` held.
   void open_diagnose(std::int64_t first, std::int64_t until) {
-    const bool open = diagnose_armed.load(std::memory_order_relaxed) &&
-                      current_step.load(std::memory_order_relaxed) <= diagnose_until.load(std::memory_order_relaxed);
+    const bool open =
+        diagnose_armed.load(std::memory_order_relaxed) &&
+        current_step.load(std::memory_order_relaxed) <= diagnose_until.load(std::memory_order_relaxed);
     diagnose_from.store(open ? std::min(diagnose_from.load(std::memory_order_relaxed), first) : first,
                         std::memory_order_relaxed);
     if (!open || until > diagnose_until.load(std::memory_order_relaxed))
@@ -176,7 +177,7 @@ struct Session::State final : RuleContext {
   std::optional<std::filesystem::path> dump_path;
   std::optional<RunSummary> finished;
   std::atomic<std::int64_t> current_step{0};
-  std::atomic<Tier> tier{Tier::watch};  // the run's (RunConfig::tier, set_tier)
+  std::atomic<Tier> tier{Tier::watch};         // the run's (RunConfig::tier, set_tier)
   std::atomic<std::int64_t> diagnose_from{0};  // steps [from, until] observe in diagnose, once armed
   std::atomic<std::int64_t> diagnose_until{-1};
   std::atomic<bool> diagnose_armed{false};
@@ -293,7 +294,8 @@ void Session::State::emit(Finding finding) {
   // not keep a watch run in diagnose for good.
   const bool news = known == finding_index.end() ||
                     finding.step - findings[known->second].last_step > config.diagnose_steps;
-  if (finding.severity >= Severity::warning && news) open_diagnose(finding.step, finding.step + config.diagnose_steps);
+  if (finding.severity >= Severity::warning && news)
+    open_diagnose(finding.step, finding.step + config.diagnose_steps);
   if (finding.severity == Severity::error && !first_error) {
     first_error = finding;
     error_found.store(true, std::memory_order_release);
@@ -307,8 +309,10 @@ void Session::State::emit(Finding finding) {
     if (finding.step > kept.step && (!kept.latest || finding.step >= kept.latest->step))
       kept.latest = Occurrence{finding.step, finding.message, finding.evidence, finding.magnitude};
     const double worst = kept.worst ? kept.worst->magnitude : kept.magnitude;
-    if (finding.magnitude > worst || (std::isnan(worst) && !std::isnan(finding.magnitude) && finding.step > kept.step))
-      kept.worst = Occurrence{finding.step, std::move(finding.message), std::move(finding.evidence), finding.magnitude};
+    if (finding.magnitude > worst ||
+        (std::isnan(worst) && !std::isnan(finding.magnitude) && finding.step > kept.step))
+      kept.worst = Occurrence{finding.step, std::move(finding.message), std::move(finding.evidence),
+                              finding.magnitude};
     return;
   }
   if (findings.size() >= static_cast<std::size_t>(config.max_findings)) {
@@ -576,7 +580,8 @@ void Session::end_step(std::int64_t step, std::optional<double> loss) {
 Tier Session::tier() const noexcept {
   const State& s = *state_;
   const std::int64_t step = s.current_step.load(std::memory_order_relaxed);
-  if (s.diagnose_armed.load(std::memory_order_relaxed) && step >= s.diagnose_from.load(std::memory_order_relaxed) &&
+  if (s.diagnose_armed.load(std::memory_order_relaxed) &&
+      step >= s.diagnose_from.load(std::memory_order_relaxed) &&
       step <= s.diagnose_until.load(std::memory_order_relaxed))
     return Tier::diagnose;
   return s.tier.load(std::memory_order_relaxed);

@@ -247,7 +247,8 @@ void Attachment::step_begin(std::int64_t step) {
 }
 
 // Note [Replay] (replay.cpp)
-std::optional<double> Attachment::run_step(std::int64_t step, const std::function<std::optional<double>()>& fn) {
+std::optional<double> Attachment::run_step(std::int64_t step,
+                                           const std::function<std::optional<double>()>& fn) {
   if (!state_) throw Error("tfdebug::torch: step on a detached attachment");
   auto& s = *state_;
   if (s.sink->should_stop()) {

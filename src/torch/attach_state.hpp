@@ -12,9 +12,9 @@
 #include <torch/csrc/autograd/function.h>
 
 #include <array>
-#include <exception>
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -156,9 +156,9 @@ struct AttachState {
     c10::optional<double> next_double;
   } saved_generator;
   bool hooks_registered = false;
-  std::atomic<bool> replay_armed{false};       // this step can be replayed: the hooks check gradients
-  std::atomic<bool> check_queued{false};       // this backward's check is queued
-  std::atomic<bool> step_nonfinite{false};     // the sink saw a NaN or Inf in this pass of the step
+  std::atomic<bool> replay_armed{false};    // this step can be replayed: the hooks check gradients
+  std::atomic<bool> check_queued{false};    // this backward's check is queued
+  std::atomic<bool> step_nonfinite{false};  // the sink saw a NaN or Inf in this pass of the step
 
   std::atomic<std::int64_t> ops{0};
   std::atomic<std::int64_t> observed{0};
@@ -212,7 +212,8 @@ void remove_replay_hooks(AttachState& s) noexcept;
 // Thrown by the end-of-backward check of an armed step to stop it before the optimizer.
 struct ReplayRequest final : std::exception {
   const char* what() const noexcept override {
-    return "tfdebug: a gradient is not finite; the step is stopped before the optimizer and replayed in diagnose";
+    return "tfdebug: a gradient is not finite; the step is stopped before the optimizer and replayed in "
+           "diagnose";
   }
 };
 

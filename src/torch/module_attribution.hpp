@@ -164,9 +164,9 @@ std::uint32_t module_of_inputs(const StorageModules& modules, const Values& inpu
 }
 
 // Note [Module of an op]: autograd sequence number -> module id of the forward op that consumed it, in a ring
-// of the last 65,536 numbers; each slot holds the sequence number (high 40 bits) with the id + 1 (low 24 bits;
-// 0: none remembered, so that an op at the top level, module 0, is told from a number no op consumed), so a
-// stale slot reads as unknown. Lock-free: forward and backward may run on different threads.
+// of the last 65,536 numbers; each slot holds the sequence number (high 40 bits) with the id + 1 (low 24
+// bits; 0: none remembered, so that an op at the top level, module 0, is told from a number no op consumed),
+// so a stale slot reads as unknown. Lock-free: forward and backward may run on different threads.
 class SequenceModules {
  public:
   static constexpr std::uint32_t kUnknown = ~std::uint32_t{0};
@@ -180,7 +180,8 @@ class SequenceModules {
     if (sequence < 0) return kUnknown;
     const auto packed = slots_[std::size_t(sequence) & (kRing - 1)].load(std::memory_order_relaxed);
     const auto id = std::uint32_t(packed & ((1U << 24) - 1));
-    if (id == 0 || (packed >> 24) != (std::uint64_t(sequence) & ((std::uint64_t{1} << 40) - 1))) return kUnknown;
+    if (id == 0 || (packed >> 24) != (std::uint64_t(sequence) & ((std::uint64_t{1} << 40) - 1)))
+      return kUnknown;
     return id - 1;
   }
 

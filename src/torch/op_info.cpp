@@ -22,19 +22,20 @@ OpInfo describe_op(const c10::FunctionSchema& schema) {
                        name == "aten::resize_" || name == "aten::resize_as_" || name == "aten::set_";
   info.gelu = name == "aten::gelu";
   static constexpr std::string_view kFilled[] = {
-      "aten::fill_",       "aten::fill",      "aten::zero_",       "aten::zeros",         "aten::zeros_like",
-      "aten::new_zeros",   "aten::ones",      "aten::ones_like",   "aten::new_ones",      "aten::full",
-      "aten::full_like",   "aten::new_full",  "aten::masked_fill", "aten::masked_fill_",  "aten::index_fill",
-      "aten::index_fill_", "aten::where",     "aten::_s_where",    "aten::arange",        "aten::linspace",
-      "aten::logspace",    "aten::eye",       "aten::scalar_tensor"};
+      "aten::fill_",       "aten::fill",     "aten::zero_",        "aten::zeros",        "aten::zeros_like",
+      "aten::new_zeros",   "aten::ones",     "aten::ones_like",    "aten::new_ones",     "aten::full",
+      "aten::full_like",   "aten::new_full", "aten::masked_fill",  "aten::masked_fill_", "aten::index_fill",
+      "aten::index_fill_", "aten::where",    "aten::_s_where",     "aten::arange",       "aten::linspace",
+      "aten::logspace",    "aten::eye",      "aten::scalar_tensor"};
   info.filled = std::find(std::begin(kFilled), std::end(kFilled), name) != std::end(kFilled);
   static constexpr std::string_view kActivations[] = {
-      "aten::relu",       "aten::relu_",     "aten::gelu",       "aten::sigmoid",     "aten::sigmoid_",
-      "aten::tanh",       "aten::tanh_",     "aten::silu",       "aten::silu_",       "aten::leaky_relu",
-      "aten::leaky_relu_", "aten::elu",      "aten::elu_",       "aten::selu",        "aten::celu",
-      "aten::softplus",   "aten::hardtanh",  "aten::hardtanh_",  "aten::hardswish",   "aten::hardsigmoid",
-      "aten::mish",       "aten::threshold", "aten::relu6",      "aten::log_sigmoid", "aten::prelu"};
-  info.activation = std::find(std::begin(kActivations), std::end(kActivations), name) != std::end(kActivations);
+      "aten::relu",        "aten::relu_",     "aten::gelu",      "aten::sigmoid",     "aten::sigmoid_",
+      "aten::tanh",        "aten::tanh_",     "aten::silu",      "aten::silu_",       "aten::leaky_relu",
+      "aten::leaky_relu_", "aten::elu",       "aten::elu_",      "aten::selu",        "aten::celu",
+      "aten::softplus",    "aten::hardtanh",  "aten::hardtanh_", "aten::hardswish",   "aten::hardsigmoid",
+      "aten::mish",        "aten::threshold", "aten::relu6",     "aten::log_sigmoid", "aten::prelu"};
+  info.activation =
+      std::find(std::begin(kActivations), std::end(kActivations), name) != std::end(kActivations);
   info.convolution = starts_with(name, "aten::conv") || starts_with(name, "aten::_convolution") ||
                      starts_with(name, "aten::mkldnn_convolution") || starts_with(name, "aten::slow_conv") ||
                      starts_with(name, "aten::thnn_conv");

@@ -330,7 +330,8 @@ class CallInputs final : public InputsCheck {
 
  private:
   bool from_outside(const at::Tensor& input) const {
-    if (!call_.complete || call_.phase != Phase::forward || input.requires_grad() || input.grad_fn()) return false;
+    if (!call_.complete || call_.phase != Phase::forward || input.requires_grad() || input.grad_fn())
+      return false;
     const auto& storage = input.unsafeGetTensorImpl()->unsafe_storage();
     return !storage || state_.module_of_storage.module_of(storage.data()) == 0;
   }
@@ -357,8 +358,15 @@ void observe_output(AttachState& s, ThreadState& t, const OpCall& call, const at
   const CallInputs inputs(s, call);
   std::optional<TensorView> input;
   if (call.info->gelu && call.input_count > 0) input = view_of(call.inputs[0]);
-  Observation o{s.step.load(std::memory_order_relaxed), call.phase, Role::output, module_paths().name(call.module),
-                call.info->name, *view, std::nullopt, &inputs, input ? &*input : nullptr};
+  Observation o{s.step.load(std::memory_order_relaxed),
+                call.phase,
+                Role::output,
+                module_paths().name(call.module),
+                call.info->name,
+                *view,
+                std::nullopt,
+                &inputs,
+                input ? &*input : nullptr};
   o.filled = call.info->filled;
   o.unit_dim = call.info->activation ? call.unit_dim : Observation::kNoUnits;
   const auto finite = s.deliver(o, std::span<const at::Tensor>(call.inputs.data(), call.input_count));

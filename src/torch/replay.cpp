@@ -56,7 +56,8 @@ bool dense_cpu_float(const at::Tensor& t) {
 // ~4,000 instructions a call in TensorIterator set-up, a few dozen times a step).
 void copy_into(at::Tensor& dst, const at::Tensor& src) {
   if (dst.is_cpu() && src.is_cpu() && dst.is_contiguous() && src.is_contiguous() &&
-      dst.scalar_type() == src.scalar_type() && dst.sizes() == src.sizes() && !src.is_conj() && !src.is_neg()) {
+      dst.scalar_type() == src.scalar_type() && dst.sizes() == src.sizes() && !src.is_conj() &&
+      !src.is_neg()) {
     std::memcpy(dst.data_ptr(), src.data_ptr(), src.nbytes());
   } else {
     dst.copy_(src);

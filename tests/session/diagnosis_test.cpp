@@ -64,9 +64,10 @@ TEST(Diagnosis, NaNFromInfinitiesHasAProducer) {
     Observation fill = output(step, "enc.0.self_attn", "aten::masked_fill", masked, {}, true);
     fill.filled = true;
     session.observe(fill);
-    session.observe(with_kinds(output(step, "enc.0.self_attn", "aten::softmax", step == 3 ? bad : fine),
-                               {0, 3, 0, 0}));
-    if (step == 3) session.observe(with_kinds(output(step, "enc.0.self_attn", "aten::bmm", bad), {2, 3, 0, 0}));
+    session.observe(
+        with_kinds(output(step, "enc.0.self_attn", "aten::softmax", step == 3 ? bad : fine), {0, 3, 0, 0}));
+    if (step == 3)
+      session.observe(with_kinds(output(step, "enc.0.self_attn", "aten::bmm", bad), {2, 3, 0, 0}));
     session.end_step(step, step == 3 ? std::nan("") : 0.7);
   }
   const auto nonfinite = with_rule(session.findings(), "nonfinite");

@@ -14,7 +14,8 @@ using testing::with_rule;
 
 // Gradients of three layers with steady norms (about 1, 2 and 0.5) for 40 steps; at `event_step`
 // layer "l1" is multiplied by `factor`.
-std::vector<Finding> run_gradients(double factor, std::int64_t event_step, RunConfig config = testing::quiet_config()) {
+std::vector<Finding> run_gradients(double factor, std::int64_t event_step,
+                                   RunConfig config = testing::quiet_config()) {
   Session session(config);
   for (std::int64_t step = 0; step < 40; ++step) {
     session.begin_step(step);
@@ -362,7 +363,8 @@ TEST(Rules, HeadroomForF16Target) {
   std::vector<float> tiny(100, 1e-9f);  // below f16's smallest subnormal / 2: flush to zero
   for (std::int64_t step = 0; step < 20; ++step) {
     session.begin_step(step);
-    if (step == 0) session.observe(output(0, "attn", "aten::matmul", {1.0f, 60000.0f, -2.0f}));  // 0.92 of 65504
+    if (step == 0)
+      session.observe(output(0, "attn", "aten::matmul", {1.0f, 60000.0f, -2.0f}));  // 0.92 of 65504
     session.observe(output(step, "attn", "aten::softmax", {0.5f, 0.25f}));
     session.observe(tensor(step, Role::gradient, "fc", "fc.weight", tiny, {10, 10}));
     // Underflows at every other observation only: never five in a row.

@@ -10,8 +10,8 @@
 #include <torch/nn/module.h>
 
 #include <cmath>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -69,8 +69,9 @@ Trained train(const ZooConfig& config, Tier tier, std::int64_t steps, bool as_ca
 std::string describe(const std::vector<Finding>& findings) {
   std::string text;
   for (const Finding& f : findings) {
-    text += "  " + std::string(tfdebug::severity_name(f.severity)) + " " + f.rule + " @" + std::to_string(f.step) +
-            " " + std::string(tfdebug::phase_name(f.phase)) + " '" + f.module + "' " + f.op + ": " + f.message + "\n";
+    text += "  " + std::string(tfdebug::severity_name(f.severity)) + " " + f.rule + " @" +
+            std::to_string(f.step) + " " + std::string(tfdebug::phase_name(f.phase)) + " '" + f.module +
+            "' " + f.op + ": " + f.message + "\n";
   }
   return text;
 }
@@ -117,7 +118,8 @@ TEST_P(Fault, IsNamedWhereItHappened) {
   const Finding* f = first_of(findings, expected->rule);
   if (expected->rule != "nonfinite" && !expected->op.empty()) {
     for (const Finding& other : findings) {
-      if (other.rule == expected->rule && other.module == expected->module && other.op == expected->op) f = &other;
+      if (other.rule == expected->rule && other.module == expected->module && other.op == expected->op)
+        f = &other;
     }
   }
   ASSERT_NE(f, nullptr) << "no " << expected->rule << " finding";
@@ -177,7 +179,8 @@ TEST_P(Fault, IsNamedWhereItHappened) {
 std::string fault_name(const ::testing::TestParamInfo<std::tuple<Case, Tier>>& info) {
   const auto& [c, tier] = info.param;
   return std::string(tfdebug::demo::zoo_model_name(c.model)) + "_" +
-         std::string(tfdebug::demo::zoo_fault_name(c.fault)) + "_" + (tier == Tier::watch ? "watch" : "diagnose");
+         std::string(tfdebug::demo::zoo_fault_name(c.fault)) + "_" +
+         (tier == Tier::watch ? "watch" : "diagnose");
 }
 
 INSTANTIATE_TEST_SUITE_P(Zoo, Fault,
@@ -250,9 +253,9 @@ bool same_bits(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& 
 // goes on and 20 more steps must agree bit for bit with a run without tfdebug.
 TEST(ZooReplay, LeavesTheRunAsOneRunOfTheStep) {
   at::set_num_threads(1);
-  for (auto [model, fault] : {std::pair{ZooModel::cnn, ZooFault::input_nan},
-                              std::pair{ZooModel::encoder, ZooFault::masked_row},
-                              std::pair{ZooModel::mlp, ZooFault::backward_inf}}) {
+  for (auto [model, fault] :
+       {std::pair{ZooModel::cnn, ZooFault::input_nan}, std::pair{ZooModel::encoder, ZooFault::masked_row},
+        std::pair{ZooModel::mlp, ZooFault::backward_inf}}) {
     SCOPED_TRACE(std::string(tfdebug::demo::zoo_model_name(model)));
     const ZooConfig config{.model = model, .fault = fault, .fault_step = 5, .skip_nonfinite_steps = true};
     ZooTrainer plain(config);

@@ -31,7 +31,9 @@ class DeadUnits final : public Rule {
   Interest interest() const override { return Interest::of(Role::output, Phase::forward); }
   Needs needs(const Observation& o) const override {
     const TensorView& v = o.value;
-    if (o.filled || o.unit_dim == Observation::kNoUnits || v.rank() < 2 || !is_floating(v.dtype()) || v.numel() == 0) return {};
+    if (o.filled || o.unit_dim == Observation::kNoUnits || v.rank() < 2 || !is_floating(v.dtype()) ||
+        v.numel() == 0)
+      return {};
     const std::int64_t units = v.shape(unit_dimension(v, o.unit_dim));
     if (units < 2 || units > rule_.max_units) return {};
     return {Need::zeros, /*measure=*/true};
@@ -84,10 +86,11 @@ class DeadUnits final : public Rule {
     if (dead == 0 || fraction < rule_.min_fraction) return;
     Finding f = make_finding("dead_units", Severity::warning, o.step, o.phase, o.module, o.op);
     const bool channels = unit_dimension(o.value, o.unit_dim) != int(o.value.rank()) - 1;
-    f.message = std::to_string(dead) + " of " + std::to_string(units) + (channels ? " channels (" : " units (") +
-                num(100 * fraction) + "%) of " + (call > 0 ? "call " + std::to_string(call + 1) + " of " : "") +
-                where(o.module, o.op) + " were exactly 0 for every input over the last " +
-                std::to_string(rule_.window) + " steps" + at_step(o.phase, o.step);
+    f.message = std::to_string(dead) + " of " + std::to_string(units) +
+                (channels ? " channels (" : " units (") + num(100 * fraction) + "%) of " +
+                (call > 0 ? "call " + std::to_string(call + 1) + " of " : "") + where(o.module, o.op) +
+                " were exactly 0 for every input over the last " + std::to_string(rule_.window) + " steps" +
+                at_step(o.phase, o.step);
     f.suggestion =
         "dead ReLUs: lower the learning rate, check the bias and weight initialisation of the layer "
         "before, or use LeakyReLU/GELU";

@@ -64,8 +64,8 @@ class Gradients final : public Rule {
           history.size() >= std::size_t(rule_.min_history) ? history.median() : kNaN;
       const double to_history = history_median > 0 ? norm / history_median : kNaN;
       const double to_layers = layers_median > 0 ? norm / layers_median : kNaN;
-      const bool explode =
-          to_history > rule_.explode_ratio || (rule_.explode_vs_layers > 0 && to_layers > rule_.explode_vs_layers);
+      const bool explode = to_history > rule_.explode_ratio ||
+                           (rule_.explode_vs_layers > 0 && to_layers > rule_.explode_vs_layers);
       const bool vanish = (norm == 0 && (history_median > 0 || layers_median > 0)) ||
                           to_history < rule_.vanish_ratio || to_layers < rule_.vanish_vs_layers;
       if (explode || vanish) {
@@ -92,7 +92,8 @@ class Gradients final : public Rule {
         const double ratio = explode ? std::max(to_history, std::isnan(to_layers) ? 0.0 : to_layers)
                                      : std::min(std::isnan(to_history) ? 1.0 : to_history,
                                                 std::isnan(to_layers) ? 1.0 : to_layers);
-        f.magnitude = norm == 0 || ratio == 0 ? std::numeric_limits<double>::infinity() : std::abs(std::log10(ratio));
+        f.magnitude =
+            norm == 0 || ratio == 0 ? std::numeric_limits<double>::infinity() : std::abs(std::log10(ratio));
         out.emit(std::move(f));
       }
       if (std::isfinite(norm)) history.push(norm);

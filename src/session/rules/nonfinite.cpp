@@ -82,8 +82,8 @@ class Nonfinite final : public Rule {
       return;
     }
     // Note [The data is the producer]
-    if (nan && kinds && kinds->outside_nan > 0 && kinds->outside_nan == kinds->nan && o.role == Role::output &&
-        !step_first_nonfinite_ && step_producers_.empty()) {
+    if (nan && kinds && kinds->outside_nan > 0 && kinds->outside_nan == kinds->nan &&
+        o.role == Role::output && !step_first_nonfinite_ && step_producers_.empty()) {
       report_data(o, s, *kinds, out);
       return;
     }
@@ -100,8 +100,8 @@ class Nonfinite final : public Rule {
     } else if (!reported_ && step_first_nonfinite_) {
       report_first(step, *step_first_nonfinite_, step_propagators_ - 1, "", out);
     } else if (!reported_ && loss_bad && step_first_infinity_) {
-      report_first(step, *step_first_infinity_, 0, "; the loss is not finite, so the infinities were not a mask's",
-                   out);
+      report_first(step, *step_first_infinity_, 0,
+                   "; the loss is not finite, so the infinities were not a mask's", out);
     } else if (!reported_ && replayed_ && replayed_->step == step) {
       // Seen the first time through, not in the replay: the step is not reproducible.
       report_first(step, replayed_->first, 0,
@@ -133,8 +133,12 @@ class Nonfinite final : public Rule {
 
   static Candidate candidate(const Observation& o, const Stats& s) {
     const bool computed = o.role == Role::output || o.role == Role::update;
-    return Candidate{std::string(o.module), std::string(o.op), o.phase, o.role,
-                     computed ? o.resolve_input_kinds() : std::nullopt, s};
+    return Candidate{std::string(o.module),
+                     std::string(o.op),
+                     o.phase,
+                     o.role,
+                     computed ? o.resolve_input_kinds() : std::nullopt,
+                     s};
   }
 
   void clear_step() {
@@ -179,7 +183,8 @@ class Nonfinite final : public Rule {
 
   void report_data(const Observation& o, const Stats& s, const InputKinds& kinds, RuleContext& out) {
     Finding f = make_finding("nonfinite", Severity::error, o.step, o.phase, o.module, o.op);
-    f.message = "the data holds NaN: " + where(o.module, o.op) + " read " + std::to_string(kinds.outside_nan) +
+    f.message = "the data holds NaN: " + where(o.module, o.op) + " read " +
+                std::to_string(kinds.outside_nan) +
                 " NaN from an input that no op of the step computed from a parameter (the input "
                 "batch, a buffer), and its output holds " +
                 kinds_text(s) + " of " + std::to_string(s.count) + at_step(o.phase, o.step);
@@ -218,7 +223,8 @@ class Nonfinite final : public Rule {
       why = " (the producer did not report whether its inputs were finite)";
     }
     f.message = "first non-finite value: " + what + " holds " + std::to_string(c.stats.nonfinite()) +
-                " NaN/Inf of " + std::to_string(c.stats.count) + why + std::string(note) + at_step(c.phase, step);
+                " NaN/Inf of " + std::to_string(c.stats.count) + why + std::string(note) +
+                at_step(c.phase, step);
     if (c.role == Role::parameter) {
       f.suggestion =
           "the value was written outside the step's ops (between steps: a checkpoint load, a manual "

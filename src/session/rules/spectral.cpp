@@ -68,9 +68,8 @@ class Spectral final : public Rule {
     const TensorView& v = o.value;
     const std::int64_t rows = v.shape(0);
     const std::int64_t cols = v.numel() / rows;
-    const bool collapsed =
-        std::min(rows, cols) >= std::max<std::int64_t>(rule_.min_collapse_dim, 2) && e->spectral_norm > 0 &&
-        e->stable_rank < rule_.min_stable_rank;
+    const bool collapsed = std::min(rows, cols) >= std::max<std::int64_t>(rule_.min_collapse_dim, 2) &&
+                           e->spectral_norm > 0 && e->stable_rank < rule_.min_stable_rank;
     if (!collapsed && growth <= rule_.max_growth) return;
     Finding f = make_finding("spectral", Severity::warning, o.step, o.phase, o.module, o.op);
     f.message = "weight " + std::string(o.op) + ": spectral norm " + num(e->spectral_norm) +

@@ -59,10 +59,10 @@ class UpdateRatio final : public Rule {
       const bool high = ratio > rule_.max_ratio;
       Finding f =
           make_finding("update_ratio", Severity::warning, step, Phase::optimizer, pair->module, pair->op);
-      const std::string since =
-          pair->outside > 1 ? ", for " + std::to_string(pair->outside) + " steps since step " +
-                                  std::to_string(pair->outside_since)
-                            : "";
+      const std::string since = pair->outside > 1
+                                    ? ", for " + std::to_string(pair->outside) + " steps since step " +
+                                          std::to_string(pair->outside_since)
+                                    : "";
       f.message = "update of " + pair->op + " is " + num(ratio) + " of the weight's norm (" +
                   (high ? "above " + num(rule_.max_ratio) : "below " + num(rule_.min_ratio)) +
                   "; ~1e-3 is typical" + since + ")" + at_step(Phase::optimizer, step);

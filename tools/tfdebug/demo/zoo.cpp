@@ -26,9 +26,9 @@ namespace tfdebug::demo {
 namespace {
 
 constexpr std::array<std::string_view, 5> kModels = {"mlp", "cnn", "encoder", "gru", "sigmoid"};
-constexpr std::array<std::string_view, 11> kFaults = {"none",      "domain",      "backward_inf", "input_nan",
-                                                      "masked_row", "lr_jump",    "dead_relu",    "dead_channel",
-                                                      "saturate",  "param_nan",   "f16_overflow"};
+constexpr std::array<std::string_view, 11> kFaults = {
+    "none",      "domain",       "backward_inf", "input_nan", "masked_row",  "lr_jump",
+    "dead_relu", "dead_channel", "saturate",     "param_nan", "f16_overflow"};
 
 constexpr std::int64_t kFeatures = 32;  // mlp, sigmoid
 constexpr std::int64_t kClasses = 8;
@@ -103,7 +103,7 @@ struct Sigmoid : ::torch::nn::Module {
   ::torch::nn::Linear head{nullptr};
 };
 
-constexpr std::int64_t kSide = 12;   // cnn images
+constexpr std::int64_t kSide = 12;  // cnn images
 constexpr std::int64_t kImageClasses = 4;
 
 struct Cnn : ::torch::nn::Module {
@@ -150,7 +150,8 @@ struct Encoder : ::torch::nn::Module {
         encoder(register_module(
             "encoder",
             ::torch::nn::TransformerEncoder(::torch::nn::TransformerEncoderOptions(
-                ::torch::nn::TransformerEncoderLayerOptions(kModel, 4).dim_feedforward(64).dropout(0.1), 2)))),
+                ::torch::nn::TransformerEncoderLayerOptions(kModel, 4).dim_feedforward(64).dropout(0.1),
+                2)))),
         head(register_module("head", ::torch::nn::Linear(kModel, 2))) {}
   // tokens [N, S], padding [N, S] (true: padding).
   at::Tensor forward(const at::Tensor& tokens, const at::Tensor& padding) {
@@ -233,7 +234,9 @@ struct ZooTrainer::Impl {
   Clusters clusters;
   double learning_rate = 0;
 
-  bool strikes(std::int64_t step) const { return config.fault != ZooFault::none && step == config.fault_step; }
+  bool strikes(std::int64_t step) const {
+    return config.fault != ZooFault::none && step == config.fault_step;
+  }
   bool struck(std::int64_t step) const { return config.fault != ZooFault::none && step >= config.fault_step; }
   // The weight param_nan overwrites.
   at::Tensor& victim() {
@@ -315,8 +318,8 @@ ZooTrainer::ZooTrainer(const ZooConfig& config) : impl_(std::make_unique<Impl>()
       s.gru = std::make_shared<Gru>();
       s.root = s.gru;
       s.learning_rate = 1e-2;
-      s.optimizer = std::make_unique<::torch::optim::RMSprop>(s.gru->parameters(),
-                                                              ::torch::optim::RMSpropOptions(s.learning_rate));
+      s.optimizer = std::make_unique<::torch::optim::RMSprop>(
+          s.gru->parameters(), ::torch::optim::RMSpropOptions(s.learning_rate));
       break;
   }
 }

@@ -16,14 +16,14 @@ struct GradientRule {
   // Steps of a layer's history before comparing to it: the first steps of training move every
   // norm by large factors (an RNN's gradients grow tenfold in its first ten steps).
   int min_history = 20;
-  double explode_ratio = 10.0;       // norm / median of the layer's history above this
-  double vanish_ratio = 1e-2;        // ... below this
-  int min_layers = 3;                // layers in a step before comparing layers
+  double explode_ratio = 10.0;  // norm / median of the layer's history above this
+  double vanish_ratio = 1e-2;   // ... below this
+  int min_layers = 3;           // layers in a step before comparing layers
   // norm / median of the step's layer norms above this; 0: off (the default). Layers differ by
   // orders of magnitude in healthy deep stacks (the top layers of a sigmoid stack carry 100x the
   // median layer's gradient), so an explosion is judged against the layer's own history.
   double explode_vs_layers = 0.0;
-  double vanish_vs_layers = 1e-3;    // ... below this: a layer that stopped learning
+  double vanish_vs_layers = 1e-3;  // ... below this: a layer that stopped learning
   static void describe(RuleKeys<GradientRule>& keys) {
     keys.flag("enabled", &GradientRule::enabled)
         .integer("min_history", &GradientRule::min_history, Range::positive)

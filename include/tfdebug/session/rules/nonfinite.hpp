@@ -18,7 +18,8 @@ struct NonfiniteRule {
   bool intended_infinities = true;
 
   static void describe(RuleKeys<NonfiniteRule>& keys) {
-    keys.flag("enabled", &NonfiniteRule::enabled).flag("intended_infinities", &NonfiniteRule::intended_infinities);
+    keys.flag("enabled", &NonfiniteRule::enabled)
+        .flag("intended_infinities", &NonfiniteRule::intended_infinities);
   }
 };
 

@@ -14,12 +14,12 @@ namespace tfdebug {
 struct SpectralRule {
   static constexpr std::string_view kSection = "spectral";
   bool enabled = true;
-  int every = 50;                       // steps between measurements of each weight matrix
-  int max_iterations = 100;             // power iteration steps (warm-started from the last vector)
+  int every = 50;            // steps between measurements of each weight matrix
+  int max_iterations = 100;  // power iteration steps (warm-started from the last vector)
   // Relative change of the estimate that stops iterating: the rule judges 10x growth and stable
   // ranks against 1.5, so 4 digits are plenty (1e-6 took up to 100 iterations of a cold start).
   double tolerance = 1e-4;
-  double min_stable_rank = 1.5;         // ||W||_F^2 / sigma_max^2 below this: rank collapse ...
+  double min_stable_rank = 1.5;  // ||W||_F^2 / sigma_max^2 below this: rank collapse ...
   // ... of matrices whose smaller side is at least this: a classifier head with four outputs or a
   // small convolution is low-rank by its task (stable ranks of 1.2-1.5 in healthy runs).
   std::int64_t min_collapse_dim = 32;

@@ -15,8 +15,8 @@ struct UpdateRatioRule {
   bool enabled = true;
   double min_ratio = 1e-5;  // ||update|| / ||parameter|| below this: not learning
   double max_ratio = 1e-1;  // above this: learning rate too high (CS231n: ~1e-3 is healthy)
-  // A weight's first updates are judged only against immediate_ratio: Adam's and RMSprop's first steps divide by a second
-  // moment built from one or two gradients, so every entry moves by about the learning rate
+  // A weight's first updates are judged only against immediate_ratio: Adam's and RMSprop's first steps divide
+  // by a second moment built from one or two gradients, so every entry moves by about the learning rate
   // (ratios of 0.1-0.3 on small weights at step 0 of a healthy run).
   int warmup = 10;
   // Steps in a row outside [min_ratio, max_ratio] before it is reported: one noisy step is not a
