@@ -127,7 +127,6 @@ void on_range_end(const at::RecordFunction& /*fn*/, at::ObserverContext* /*conte
 namespace {
 
 using detail::dtype_of;
-using detail::view_of;
 
 void copy_values(const at::Tensor& tensor, std::vector<std::byte>& into) {
   into.resize(std::size_t(tensor.numel()) * tensor.element_size());

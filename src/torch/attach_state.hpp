@@ -116,10 +116,14 @@ struct Parameter {
   std::optional<bool> value_finite;
   std::optional<bool> gradient_finite;
   // Note [Replay] (replay.cpp): the hook that checks the gradients after backward, the version
-  // counter when the step began (the optimizer changes it), and the gradient to put back.
+  // counter when the step began (the optimizer changes it), and the gradient as it was: none,
+  // not yet written this step (its tensor and version then), copied by the first gradient of the
+  // step's backward before it accumulated, or written by the step's own code first (zero_grad).
   std::optional<unsigned> hook;
   std::int64_t version = 0;
-  enum class Gradient : std::uint8_t { none, zero, saved } gradient_at_begin = Gradient::none;
+  enum class Gradient : std::uint8_t { none, unwritten, saved, rewritten } gradient_at_begin = Gradient::none;
+  const void* gradient_impl = nullptr;
+  std::int64_t gradient_version = 0;
   at::Tensor saved_gradient;
 };
 

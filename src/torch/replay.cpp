@@ -12,8 +12,10 @@
 // The step is handed over as a callable (Attachment::step). What a replay needs is saved when an
 // armed step begins (arm_replay): LibTorch's default CPU generator's engine (dropout, and a batch
 // drawn from it), a copy of the module's buffers (BatchNorm's running statistics change in the
-// forward), and each parameter's gradient as it was (none, all zero, or a copy when the loop
-// carries gradients into the step). Parameters and the optimizer's state are not copied: the
+// forward), and each parameter's gradient as it was: none, or the version of the gradient
+// tensor, and a copy made by its hook when the step's backward reaches it before the step's code
+// wrote it (a loop that carries gradients into the step; a loop that zeroes them first costs no
+// copy). Parameters and the optimizer's state are not copied: the
 // step is stopped before the optimizer changes them. Each parameter that requires a gradient gets
 // a hook, which the first gradient of a backward uses to queue a check at the end of that backward
 // (Engine::queue_callback): when a gradient is not finite there, the check throws ReplayRequest,
@@ -79,9 +81,26 @@ void check_gradients(AttachState& s) {
   }
 }
 
-// A parameter's gradient hook: queues the end-of-backward check, once per backward.
-void on_gradient(AttachState& s) {
-  if (!s.replay_armed.load(std::memory_order_relaxed) || s.check_queued.exchange(true)) return;
+// A parameter's gradient hook, before its gradient accumulates into .grad: keeps the gradient as
+// the step began when the step's code has not written it (a loop that carries gradients into
+// the step), and queues the end-of-backward check, once per backward.
+void on_gradient(AttachState& s, Parameter& p) {
+  if (!s.replay_armed.load(std::memory_order_relaxed)) return;
+  if (p.gradient_at_begin == Parameter::Gradient::unwritten) {
+    const at::Tensor& grad = p.tensor.grad();
+    if (grad.defined() && grad.unsafeGetTensorImpl() == p.gradient_impl &&
+        grad._version() == p.gradient_version) {
+      const at::NoGradGuard no_grad;
+      if (!p.saved_gradient.defined() || p.saved_gradient.sizes() != grad.sizes() ||
+          p.saved_gradient.scalar_type() != grad.scalar_type())
+        p.saved_gradient = at::empty_like(grad, at::MemoryFormat::Preserve);
+      copy_into(p.saved_gradient, grad);
+      p.gradient_at_begin = Parameter::Gradient::saved;
+    } else {
+      p.gradient_at_begin = Parameter::Gradient::rewritten;  // zero_grad: the replay does it again
+    }
+  }
+  if (s.check_queued.exchange(true)) return;
   ::torch::autograd::Engine::get_default_engine().queue_callback([&s] { check_gradients(s); });
 }
 
@@ -91,7 +110,9 @@ void register_hooks(AttachState& s) {
   for (Parameter& p : s.parameters) {
     if (!p.tensor.requires_grad()) continue;
     AttachState* state = &s;
-    p.hook = p.tensor.register_hook([state](const at::Tensor& /*grad*/) { on_gradient(*state); });
+    Parameter* parameter = &p;
+    p.hook = p.tensor.register_hook(
+        [state, parameter](const at::Tensor& /*grad*/) { on_gradient(*state, *parameter); });
   }
 }
 
@@ -125,20 +146,10 @@ bool arm_replay(AttachState& s) {
       p.gradient_at_begin = Parameter::Gradient::none;
       continue;
     }
-    // All zero (the loop zeroed it after the last optimizer step): zeroed again on a replay.
-    std::optional<TensorView> view = dense_cpu_float(grad) ? view_of(grad) : std::nullopt;
-    if (view) {
-      const Extremes e = compute_range(*view);
-      if (e.nonfinite == 0 && e.abs_max == 0) {
-        p.gradient_at_begin = Parameter::Gradient::zero;
-        continue;
-      }
-    }
-    if (!p.saved_gradient.defined() || p.saved_gradient.sizes() != grad.sizes() ||
-        p.saved_gradient.scalar_type() != grad.scalar_type())
-      p.saved_gradient = at::empty_like(grad, at::MemoryFormat::Preserve);
-    copy_into(p.saved_gradient, grad);
-    p.gradient_at_begin = Parameter::Gradient::saved;
+    // Copied only if the step's backward reaches it before the step's code writes it (on_gradient).
+    p.gradient_at_begin = Parameter::Gradient::unwritten;
+    p.gradient_impl = grad.unsafeGetTensorImpl();
+    p.gradient_version = grad._version();
   }
   s.check_queued.store(false, std::memory_order_relaxed);
   s.replay_armed.store(true, std::memory_order_relaxed);
@@ -164,14 +175,14 @@ void restore_for_replay(AttachState& s) {
       case Parameter::Gradient::none:
         grad.reset();
         break;
-      case Parameter::Gradient::zero:
-        if (grad.defined()) grad.zero_();
-        break;
       case Parameter::Gradient::saved:
         if (grad.defined() && grad.sizes() == p.saved_gradient.sizes())
           copy_into(grad, p.saved_gradient);
         else
           grad = p.saved_gradient.clone();
+        break;
+      case Parameter::Gradient::unwritten:  // no gradient reached it: as it was, unless the
+      case Parameter::Gradient::rewritten:  // step's code wrote it, which the replay does again
         break;
     }
   }

@@ -8,10 +8,13 @@
 #include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 #include <torch/nn/module.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/optim/sgd.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -290,6 +293,48 @@ TEST(ZooReplay, LeavesTheRunAsOneRunOfTheStep) {
     EXPECT_TRUE(same_bits(plain.model().parameters(), debugged.model().parameters()));
     EXPECT_TRUE(same_bits(plain.model().buffers(), debugged.model().buffers()));  // BatchNorm's statistics
   }
+}
+
+// A loop that carries gradients into a step (accumulating over two steps per optimizer step):
+// the replay starts from the gradients the first pass started from, which the hooks copied
+// before the step's backward added to them; a loop that zeroes them first costs no copy.
+TEST(ZooReplay, PutsBackTheGradientsTheLoopCarries) {
+  at::set_num_threads(1);
+  ::torch::manual_seed(3);
+  ::torch::nn::Linear model(8, 4);
+  ::torch::optim::SGD optimizer(model->parameters(), ::torch::optim::SGDOptions(0.1));
+  tfdebug::Session session(tfdebug::RunConfig{});
+  std::vector<at::Tensor> starts;  // the weight's gradient each time the step began
+  {
+    auto debug = tfdebug::torch::attach(session, *model);
+    for (std::int64_t step = 0; step < 8; ++step) {
+      auto x = at::randn({16, 8});
+      if (step == 5) x.data_ptr<float>()[3] = std::numeric_limits<float>::quiet_NaN();
+      debug.step(step, [&] {
+        const at::Tensor& g = model->weight.grad();
+        if (step == 5) starts.push_back(g.defined() ? g.clone() : at::Tensor());
+        auto loss = model(x).pow(2).mean();
+        loss.backward();
+        if (step % 2 == 1) {  // every second step: step (unless a gradient is bad), then zero
+          bool finite = true;
+          for (const auto& p : model->parameters()) finite = finite && p.grad().isfinite().all().item<bool>();
+          if (finite) optimizer.step();
+          optimizer.zero_grad();
+        }
+        return loss;
+      });
+    }
+    EXPECT_EQ(debug.counters().replays, 1);
+  }
+  ASSERT_EQ(starts.size(), 2u);  // the first pass and the replay
+  ASSERT_TRUE(starts[0].defined() && starts[1].defined());
+  EXPECT_GT(starts[0].abs().sum().item<double>(), 0.0);  // step 4's gradient, carried into step 5
+  EXPECT_TRUE(at::equal(starts[0], starts[1]));
+  const auto summary = session.finish();
+  const Finding* f = first_of(summary.findings, "nonfinite");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->step, 5);
+  EXPECT_EQ(f->op, "aten::addmm");
 }
 
 }  // namespace
