@@ -128,6 +128,15 @@ namespace {
 
 using detail::dtype_of;
 
+// The one exception the step markers throw into the loop: the sink was told to stop at the
+// first error and found one.
+void throw_if_stopping(const ObservationSink& sink, std::int64_t step, const char* when) {
+  if (sink.should_stop()) {
+    throw Error(std::string("tfdebug: stopping ") + when + " step " + std::to_string(step) +
+                ": the session found an error and was told to stop at the first one");
+  }
+}
+
 void copy_values(const at::Tensor& tensor, std::vector<std::byte>& into) {
   into.resize(std::size_t(tensor.numel()) * tensor.element_size());
   std::memcpy(into.data(), tensor.data_ptr(), into.size());
@@ -235,10 +244,7 @@ void detail::AttachState::begin_pass(std::int64_t at, Tier pass_tier, bool repla
 void Attachment::step_begin(std::int64_t step) {
   if (!state_) throw Error("tfdebug::torch: step_begin on a detached attachment");
   auto& s = *state_;
-  if (s.sink->should_stop()) {
-    throw Error("tfdebug: stopping before step " + std::to_string(step) +
-                ": the session found an error and was told to stop at the first one");
-  }
+  throw_if_stopping(*s.sink, step, "before");
   s.in_step.store(false);
   s.replay_armed.store(false);
   s.sink->begin_step(step);
@@ -250,10 +256,7 @@ std::optional<double> Attachment::run_step(std::int64_t step,
                                            const std::function<std::optional<double>()>& fn) {
   if (!state_) throw Error("tfdebug::torch: step on a detached attachment");
   auto& s = *state_;
-  if (s.sink->should_stop()) {
-    throw Error("tfdebug: stopping before step " + std::to_string(step) +
-                ": the session found an error and was told to stop at the first one");
-  }
+  throw_if_stopping(*s.sink, step, "before");
   s.in_step.store(false);
   s.sink->begin_step(step);
   const Tier tier = s.sink->tier();
@@ -325,10 +328,7 @@ void Attachment::step_end(std::int64_t step, std::optional<double> loss) {
     }
   }
   s.sink->end_step(step, loss);
-  if (s.sink->should_stop()) {
-    throw Error("tfdebug: stopping after step " + std::to_string(step) +
-                ": the session found an error and was told to stop at the first one");
-  }
+  throw_if_stopping(*s.sink, step, "after");
 }
 
 Attachment::Counters Attachment::counters() const noexcept {
