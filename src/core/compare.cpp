@@ -1,6 +1,7 @@
 #include "tfdebug/core/compare.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -40,6 +41,41 @@ Comparison compare_tensors(TensorView a, TensorView b, double rtol, double atol)
     throw Error("compare_tensors: shapes differ: " + a.describe() + " vs " + b.describe());
   }
   if (!(rtol >= 0) || !(atol >= 0)) throw Error("compare_tensors: rtol and atol must be non-negative");
+  // Note [Broadcast views] (tensor_view.hpp): dimensions that both views repeat are compared
+  // once, and the counts and norms scaled. Views that repeat along different dimensions would
+  // need a visit per element of the whole: refused when that is far more than they store.
+  std::array<std::int64_t, kMaxRank> shape{};
+  std::int64_t repeats = 1;
+  for (int d = 0; d < a.rank(); ++d) {
+    shape[std::size_t(d)] = a.shape(d);
+    if (a.stride(d) == 0 && b.stride(d) == 0 && a.shape(d) > 1 && a.numel() > 0) {
+      repeats *= a.shape(d);
+      shape[std::size_t(d)] = 1;
+    }
+  }
+  if (repeats > 1) {
+    const std::span<const std::int64_t> dims(shape.data(), std::size_t(a.rank()));
+    Comparison c = compare_tensors(TensorView(a.data(), a.dtype(), dims, a.strides()),
+                                   TensorView(b.data(), b.dtype(), dims, b.strides()), rtol, atol);
+    c.count *= repeats;
+    c.mismatches *= repeats;
+    c.finiteness_changes *= repeats;
+    const double root = std::sqrt(static_cast<double>(repeats));
+    c.l2_a *= root;
+    c.l2_b *= root;
+    c.l2_diff *= root;
+    return c;
+  }
+  std::int64_t repeats_a = 1;
+  std::int64_t repeats_b = 1;
+  const std::int64_t stored =
+      distinct_elements(a, repeats_a).numel() + distinct_elements(b, repeats_b).numel();
+  constexpr std::int64_t kMaxVisitsPerStored = 64;
+  if (a.numel() > (std::int64_t{1} << 24) && a.numel() / kMaxVisitsPerStored > stored) {
+    throw Error("compare_tensors: the views repeat their elements along different dimensions (" +
+                a.describe() + " vs " + b.describe() + "): comparing them would visit " +
+                std::to_string(a.numel()) + " pairs of " + std::to_string(stored) + " stored elements");
+  }
   Comparison c;
   c.count = a.numel();
   double dot = 0, aa = 0, bb = 0, dd = 0;

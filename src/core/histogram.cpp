@@ -55,6 +55,8 @@ Histogram histogram_fixed(TensorView view, int bins, double lo, double hi) {
   h.edges.front() = lo;
   h.edges.back() = hi;
   h.counts.assign(static_cast<std::size_t>(bins), 0);
+  std::int64_t repeats = 1;  // Note [Broadcast views]: count each stored element once, then scale
+  view = distinct_elements(view, repeats);
   const double half_width = hi / 2 - lo / 2;
   detail::visit_values(view, [&](std::span<const double> values) {
     for (double x : values) {
@@ -73,6 +75,10 @@ Histogram histogram_fixed(TensorView view, int bins, double lo, double hi) {
       }
     }
   });
+  if (repeats > 1) {
+    for (std::int64_t* c : {&h.below, &h.above, &h.nan, &h.pos_inf, &h.neg_inf}) *c *= repeats;
+    for (std::int64_t& c : h.counts) c *= repeats;
+  }
   return h;
 }
 

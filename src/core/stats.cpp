@@ -358,7 +358,26 @@ Stats finish(const Partial& all, std::int64_t n, DType dtype, const std::optiona
 
 }  // namespace
 
+Stats repeated(Stats s, std::int64_t times) {
+  if (times == 1) return s;
+  for (std::int64_t* count :
+       {&s.count, &s.nan, &s.pos_inf, &s.neg_inf, &s.zero, &s.subnormal, &s.negative, &s.positive}) {
+    *count *= times;
+  }
+  s.l1 *= static_cast<double>(times);
+  s.l2 *= std::sqrt(static_cast<double>(times));
+  if (s.target) {
+    s.target->overflow *= times;
+    s.target->underflow *= times;
+    s.target->subnormal *= times;
+  }
+  return s;
+}
+
 Stats compute_stats(TensorView view, const StatsOptions& options) {
+  std::int64_t repeats = 1;
+  view = distinct_elements(view, repeats);
+  if (repeats > 1) return repeated(compute_stats(view, options), repeats);
   const ChunkKernelFn kernel = resolve_kernel(options.simd);
   const DType dtype = view.dtype();
   const KernelParams params = make_params(dtype, options);

@@ -180,4 +180,20 @@ std::string TensorView::describe() const {
   return s;
 }
 
+TensorView distinct_elements(const TensorView& view, std::int64_t& repeats) {
+  repeats = 1;
+  if (view.numel() == 0) return view;
+  std::array<std::int64_t, kMaxRank> shape{};
+  for (int d = 0; d < view.rank(); ++d) {
+    shape[std::size_t(d)] = view.shape(d);
+    if (view.stride(d) == 0 && view.shape(d) > 1) {
+      repeats *= view.shape(d);  // cannot overflow: the product of all sizes is checked
+      shape[std::size_t(d)] = 1;
+    }
+  }
+  if (repeats == 1) return view;
+  return TensorView(view.data(), view.dtype(), std::span(shape.data(), std::size_t(view.rank())),
+                    view.strides());
+}
+
 }  // namespace tfdebug

@@ -148,15 +148,26 @@ class Scanner {
  public:
   Scanner(std::span<const io::NamedTensor* const> tensors, const StatsOptions& options,
           std::function<void(const void*, std::size_t)> release)
-      : tensors_(tensors),
+      : originals_(tensors),
+        tensors_(tensors.begin(), tensors.end()),
         options_(options),
         release_(std::move(release)),
         scans_(tensors.size()),
+        repeats_(tensors.size(), 1),
         pieces_left_(tensors.size()) {
     options_.threads = 1;  // parallel over pieces instead
+    // Note [Broadcast views]: a view that repeats its elements is scanned over the stored ones.
     for (std::size_t i = 0; i < tensors.size(); ++i) {
-      const io::NamedTensor& t = *tensors[i];
-      const std::int64_t rows = row_count(t);
+      if (tensors[i]->quantized) continue;
+      const TensorView distinct = distinct_elements(tensors[i]->view, repeats_[i]);
+      if (repeats_[i] == 1) continue;
+      distinct_.push_back(std::make_unique<io::NamedTensor>(*tensors[i]));
+      distinct_.back()->view = distinct;
+      tensors_[i] = distinct_.back().get();
+    }
+    for (std::size_t i = 0; i < tensors.size(); ++i) {
+      const io::NamedTensor& t = *tensors_[i];
+      const std::int64_t rows = t.numel() == 0 ? 0 : row_count(t);  // [2^62, 0]: no rows to visit
       const std::int64_t per_piece =
           std::max<std::int64_t>(1, kPieceValues / std::max<std::int64_t>(1, row_length(t)));
       first_piece_.push_back(pieces_.size());
@@ -165,7 +176,7 @@ class Scanner {
         pieces_.push_back({i, r, std::min(rows, r + per_piece)});
       pieces_left_[i] = static_cast<int>(pieces_.size() - first_piece_.back());
       samples_.push_back(plan_sample(t));
-      if (is_matrix(t)) {
+      if (is_matrix(t) && repeats_[i] == 1) {  // a repeated matrix has one distinct row or column
         scans_[i].matrix = true;
         scans_[i].row_abs_max.assign(static_cast<std::size_t>(rows), 0.0);
       }
@@ -272,10 +283,10 @@ class Scanner {
     const std::size_t end = first_piece_[i + 1];
     StatsAccumulator& all = *results_[begin].stats;
     for (std::size_t p = begin + 1; p < end; ++p) all.merge_from(*results_[p].stats);
-    scan.stats = all.result();
+    scan.stats = repeated(all.result(), repeats_[i]);
     for (std::size_t p = begin; p < end; ++p) {
       if (results_[p].first_nonfinite >= 0) {
-        scan.first_nonfinite = results_[p].first_nonfinite;
+        scan.first_nonfinite = full_index(i, results_[p].first_nonfinite);
         break;
       }
     }
@@ -302,10 +313,29 @@ class Scanner {
     samples_[i] = SamplePlan{};
   }
 
-  std::span<const io::NamedTensor* const> tensors_;
+  // The flat index in the whole tensor of the distinct element at flat index `k` (Note
+  // [Broadcast views]): its first occurrence, where the repeated dimensions are 0.
+  std::int64_t full_index(std::size_t i, std::int64_t k) const {
+    if (repeats_[i] == 1) return k;
+    const TensorView& distinct = tensors_[i]->view;
+    const std::span<const std::int64_t> full = originals_[i]->shape();
+    std::int64_t index = 0;
+    std::int64_t scale = 1;
+    for (int d = distinct.rank() - 1; d >= 0; --d) {
+      index += k % distinct.shape(d) * scale;
+      k /= distinct.shape(d);
+      scale *= full[static_cast<std::size_t>(d)];
+    }
+    return index;
+  }
+
+  std::span<const io::NamedTensor* const> originals_;
+  std::vector<const io::NamedTensor*> tensors_;             // originals_, or their distinct elements
+  std::vector<std::unique_ptr<io::NamedTensor>> distinct_;  // Note [Broadcast views]
   StatsOptions options_;
   std::function<void(const void*, std::size_t)> release_;
   std::vector<TensorScan> scans_;
+  std::vector<std::int64_t> repeats_;  // how often each element of tensors_[i] occurs in originals_[i]
   std::vector<std::atomic<int>> pieces_left_;
   std::vector<Piece> pieces_;
   std::vector<std::size_t> first_piece_;
@@ -334,11 +364,18 @@ bool same_values(const io::NamedTensor& a, const io::NamedTensor& b) {
   if (a.dtype_name() != b.dtype_name()) return false;
   if (!std::equal(a.shape().begin(), a.shape().end(), b.shape().begin(), b.shape().end())) return false;
   if (a.quantized) return std::memcmp(a.quantized->data, b.quantized->data, a.quantized->bytes()) == 0;
-  const Tensor ca = a.view.is_contiguous() ? Tensor() : Tensor::copy_of(a.view);
-  const Tensor cb = b.view.is_contiguous() ? Tensor() : Tensor::copy_of(b.view);
-  const void* pa = a.view.is_contiguous() ? a.view.data() : ca.data();
-  const void* pb = b.view.is_contiguous() ? b.view.data() : cb.data();
-  return std::memcmp(pa, pb, static_cast<std::size_t>(a.numel()) * a.view.element_size()) == 0;
+  // Note [Broadcast views]: repeated views compare by their stored elements; two tensors that
+  // repeat along different dimensions are not reported as copies of each other.
+  std::int64_t repeats_a = 1;
+  std::int64_t repeats_b = 1;
+  const TensorView va = distinct_elements(a.view, repeats_a);
+  const TensorView vb = distinct_elements(b.view, repeats_b);
+  if (!std::equal(va.shape().begin(), va.shape().end(), vb.shape().begin(), vb.shape().end())) return false;
+  const Tensor ca = va.is_contiguous() ? Tensor() : Tensor::copy_of(va);
+  const Tensor cb = vb.is_contiguous() ? Tensor() : Tensor::copy_of(vb);
+  const void* pa = va.is_contiguous() ? va.data() : ca.data();
+  const void* pb = vb.is_contiguous() ? vb.data() : cb.data();
+  return std::memcmp(pa, pb, static_cast<std::size_t>(va.numel()) * va.element_size()) == 0;
 }
 
 }  // namespace tfdebug::inspect::detail

@@ -13,13 +13,24 @@
 
 namespace tfdebug::io {
 
+// Note [Only regular files]: opening a FIFO for reading blocks until a writer opens it, and a
+// character device (/dev/zero, a tty) has no end. O_NONBLOCK makes open() return at once for
+// those; fstat then refuses whatever is not a regular file before a byte is read. (For a
+// regular file O_NONBLOCK changes nothing.)
 MappedFile::MappedFile(const std::string& path) : path_(path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
   struct stat info {};
   if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    const char* kind = S_ISFIFO(info.st_mode)   ? "a FIFO"
+                       : S_ISCHR(info.st_mode)  ? "a character device"
+                       : S_ISBLK(info.st_mode)  ? "a block device"
+                       : S_ISSOCK(info.st_mode) ? "a socket"
+                       : S_ISDIR(info.st_mode)  ? "a folder"
+                                                : "not a regular file";
     ::close(fd);
-    throw Error(path + ": not a regular file");
+    throw Error(path + ": " + kind +
+                ", not a regular file; tfdebug reads model files only from regular files");
   }
   size_ = static_cast<std::size_t>(info.st_size);
   if (size_ > 0) {

@@ -1,11 +1,13 @@
 #include "tfdebug/io/model_file.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "quote.hpp"
 #include "readers.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/io/mapped_file.hpp"
@@ -14,7 +16,7 @@ namespace tfdebug::io {
 
 struct ModelFile::Storage {
   std::vector<std::unique_ptr<MappedFile>> maps;
-  detail::OwnedBuffers owned;
+  detail::OwnedBuffers owned{detail::memory_budget()};
   std::map<std::string, std::span<const std::byte>> external;  // ONNX external data, by path
   std::unique_ptr<ModelGraph> graph;                           // the first ONNX model's graph
 };
@@ -36,6 +38,29 @@ namespace detail {
 
 void fail(const std::string& origin, const std::string& problem) {
   throw Error(origin + ": " + problem);
+}
+
+std::vector<std::byte>& OwnedBuffers::allocate(std::uint64_t bytes, const std::string& where) {
+  if (bytes > budget_ - used_) {
+    const auto mib = [](std::uint64_t b) { return std::to_string((b + (1 << 20) - 1) >> 20) + " MiB"; };
+    fail(where, "needs " + mib(bytes) + " in memory (inflated or converted data), which with the " +
+                    mib(used_) + " already used passes tfdebug's budget of " + mib(budget_) +
+                    " (set TFDEBUG_MEMORY_BUDGET_MB to change it)");
+  }
+  used_ += bytes;
+  return buffers_.emplace_back(static_cast<std::size_t>(bytes));
+}
+
+std::uint64_t memory_budget() {
+  const char* text = std::getenv("TFDEBUG_MEMORY_BUDGET_MB");
+  if (text == nullptr || *text == '\0') return OwnedBuffers::kDefaultBudget;
+  char* end = nullptr;
+  const unsigned long long mb = std::strtoull(text, &end, 10);
+  if (*end != '\0' || mb == 0 || mb > (std::uint64_t{1} << 40)) {
+    throw Error("TFDEBUG_MEMORY_BUDGET_MB=" + escape_text(text) +
+                ": expected a whole number of MiB, 1 or more");
+  }
+  return static_cast<std::uint64_t>(mb) << 20;
 }
 
 Format sniff(std::span<const std::byte> bytes) {
@@ -64,6 +89,45 @@ Format sniff(std::span<const std::byte> bytes) {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Note [Contained paths]: a model may name other files (ONNX external data, the shards of an
+// index), and a folder may hold symlinks. Each is opened only when, with every symlink resolved,
+// it lies inside the folder the model was opened from, so a file cannot make tfdebug read
+// /etc/shadow or a user's key through "weights.bin -> /home/u/.ssh/id_ed25519". One exception
+// keeps the Hugging Face hub cache working: in .../models--org--name/snapshots/<revision>/ every
+// file is a symlink to ../../blobs/<hash>, so under a "snapshots" folder the root is the
+// repository's cache folder above it. A symlink loop is reported as one.
+fs::path containment_root(const fs::path& folder) {
+  std::error_code ec;
+  fs::path root = fs::canonical(folder.empty() ? fs::path(".") : folder, ec);
+  if (ec) return fs::absolute(folder).lexically_normal();
+  for (fs::path p = root; p.has_relative_path(); p = p.parent_path()) {
+    if (p.parent_path().filename() == "snapshots") return p.parent_path().parent_path();
+  }
+  return root;
+}
+
+bool is_inside(const fs::path& file, const fs::path& root) {
+  const auto [end, _] = std::mismatch(root.begin(), root.end(), file.begin(), file.end());
+  return end == root.end();
+}
+
+// `file` with its symlinks resolved, when it lies inside `root`; throws naming `what` otherwise.
+// A missing file is returned as named (opening it reports that).
+fs::path contained(const fs::path& file, const fs::path& root, const std::string& what) {
+  std::error_code ec;
+  const fs::path real = fs::canonical(file, ec);
+  if (ec == std::errc::too_many_symbolic_link_levels) {
+    throw Error(file.string() + ": a symlink loop (" + what + ")");
+  }
+  if (ec) return file;
+  if (!is_inside(real, root)) {
+    throw Error(file.string() + ": " + what + " resolves to " + detail::quote(real.string(), 200) +
+                ", outside the model's folder " + detail::quote(root.string(), 200) +
+                "; tfdebug reads only files inside it");
+  }
+  return real;
+}
 
 const char* describe_unknown(std::span<const std::byte> bytes) {
   // torch.save before PyTorch 1.6 (or with _use_new_zipfile_serialization=False): a pickle
@@ -133,9 +197,11 @@ class Builder {
   void add_onnx(const std::string& path, std::span<const std::byte> bytes, std::vector<NamedTensor>& tensors,
                 std::map<std::string, std::string>& meta) {
     const fs::path folder = fs::path(path).parent_path();
+    const fs::path root = containment_root(folder);
     // Each external file is mapped once, however many tensors it holds.
     const detail::ExternalData external = [&](const std::string& location) {
-      const std::string file = (folder / location).lexically_normal().string();
+      const std::string file =
+          contained((folder / location).lexically_normal(), root, "external data of " + path).string();
       const auto it = storage_.external.find(file);
       if (it != storage_.external.end()) return it->second;
       auto map = std::make_unique<MappedFile>(file);
@@ -152,12 +218,27 @@ class Builder {
   void add_index(const std::string& path, std::span<const std::byte> bytes, std::vector<NamedTensor>& tensors,
                  std::map<std::string, std::string>& meta, std::set<std::string>& formats,
                  std::vector<std::string>& files) {
+    // Nesting is bounded (an index needs 3 levels) so that nothing recurses over an attacker's
+    // depth, and the parser's message loses its echo of the input (Note [Quoted input]).
+    constexpr int kMaxIndexDepth = 16;
+    const nlohmann::json::parser_callback_t bounded = [&](int depth, nlohmann::json::parse_event_t event,
+                                                          nlohmann::json& /*parsed*/) {
+      if ((event == nlohmann::json::parse_event_t::object_start ||
+           event == nlohmann::json::parse_event_t::array_start) &&
+          depth >= kMaxIndexDepth) {
+        throw Error(path + ": index nests arrays or objects deeper than " + std::to_string(kMaxIndexDepth) +
+                    " levels");
+      }
+      return true;
+    };
     nlohmann::json index;
     try {
       index = nlohmann::json::parse(reinterpret_cast<const char*>(bytes.data()),
-                                    reinterpret_cast<const char*>(bytes.data()) + bytes.size());
+                                    reinterpret_cast<const char*>(bytes.data()) + bytes.size(), bounded);
     } catch (const nlohmann::json::exception& e) {
-      throw Error(path + ": index is not valid JSON: " + e.what());
+      std::string reason = e.what();
+      reason.resize(std::min(reason.find("; last read"), reason.size()));
+      throw Error(path + ": index is not valid JSON: " + detail::escape_text(reason, 160));
     }
     if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object()) {
       throw Error(path + ": a safetensors index needs a \"weight_map\" object");
@@ -169,18 +250,22 @@ class Builder {
     std::map<std::string, std::string> expected;  // tensor -> shard
     std::vector<std::string> shards;
     for (const auto& [name, shard] : index["weight_map"].items()) {
-      if (!shard.is_string()) throw Error(path + ": weight_map entry '" + name + "' must name a file");
+      if (!shard.is_string())
+        throw Error(path + ": weight_map entry " + detail::quote(name) + " must name a file");
       const std::string file = shard.get<std::string>();
       if (file.find("..") != std::string::npos || fs::path(file).is_absolute()) {
-        throw Error(path + ": weight_map entry '" + name + "' points outside the index's folder: " + file);
+        throw Error(path + ": weight_map entry " + detail::quote(name) +
+                    " points outside the index's folder: " + detail::quote(file));
       }
       expected[name] = file;
       if (std::find(shards.begin(), shards.end(), file) == shards.end()) shards.push_back(file);
     }
     const fs::path folder = fs::path(path).parent_path();
+    const fs::path root = containment_root(folder);
     const std::size_t before = tensors.size();
     for (const std::string& shard : shards) {
       const std::string shard_path = (folder / shard).string();
+      (void)contained(shard_path, root, "a shard listed in " + path);
       auto map = std::make_unique<MappedFile>(shard_path);
       // Hugging Face indexes list safetensors shards, or PyTorch ones (pytorch_model.bin.index.json).
       const detail::Format shard_format = detail::sniff(map->bytes());
@@ -200,16 +285,19 @@ class Builder {
     for (std::size_t i = before; i < tensors.size(); ++i) {
       const auto it = expected.find(tensors[i].name);
       if (it == expected.end()) {
-        throw Error(tensors[i].file + ": tensor '" + tensors[i].name + "' is not in the index " + path);
+        throw Error(tensors[i].file + ": tensor " + detail::quote(tensors[i].name) + " is not in the index " +
+                    path);
       }
       if (fs::path(tensors[i].file).filename() != fs::path(it->second).filename()) {
-        throw Error(path + ": the index places '" + tensors[i].name + "' in " + it->second +
-                    ", but it is in " + tensors[i].file);
+        throw Error(path + ": the index places " + detail::quote(tensors[i].name) + " in " +
+                    detail::quote(it->second) + ", but it is in " + tensors[i].file);
       }
       found.insert(tensors[i].name);
     }
     for (const auto& [name, shard] : expected) {
-      if (!found.contains(name)) throw Error(path + ": tensor '" + name + "' is missing from " + shard);
+      if (!found.contains(name)) {
+        throw Error(path + ": tensor " + detail::quote(name) + " is missing from " + detail::quote(shard));
+      }
     }
   }
 
@@ -229,13 +317,21 @@ ModelFile ModelFile::open(const std::string& path) {
     bool has_index = false;
     bool has_safetensors = false;
     bool has_torch_index = false;
-    for (const auto& entry : fs::directory_iterator(path)) {
-      if (!entry.is_regular_file()) continue;
+    const fs::path root = containment_root(path);
+    std::error_code walk_error;
+    for (auto it = fs::directory_iterator(path, walk_error); !walk_error && it != fs::directory_iterator();
+         it.increment(walk_error)) {
+      const fs::directory_entry& entry = *it;
+      // Note [Contained paths]: a symlink is followed only inside the folder; one to nothing, a
+      // folder or a special file is not a model file, and is passed over like any other.
+      if (entry.is_symlink(ec)) (void)contained(entry.path(), root, "a symlink in " + path);
+      if (!entry.is_regular_file(ec)) continue;
       const std::string& name = entries.emplace_back(entry.path().string());
       if (name.ends_with(".safetensors.index.json")) has_index = true;
       if (name.ends_with(".safetensors")) has_safetensors = true;
       if (name.ends_with(".bin.index.json")) has_torch_index = true;
     }
+    if (walk_error) throw Error(path + ": cannot list the folder: " + walk_error.message());
     std::sort(entries.begin(), entries.end());
     for (const std::string& file : entries) {
       // With an index, its shards are read through it (and checked against it).

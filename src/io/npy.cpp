@@ -179,7 +179,7 @@ void read_npy(const std::string& origin, const std::string& name, std::span<cons
   }
   const std::byte* data = bytes.data() + prefix + header_len;
   if (d.big_endian) {  // convert once into memory we own; views must be little-endian
-    std::vector<std::byte>& copy = owned.emplace_back(needed);
+    std::vector<std::byte>& copy = owned.allocate(needed, origin);
     for (std::size_t i = 0; i < needed; i += size) {
       for (std::size_t b = 0; b < size; ++b) copy[i + b] = data[i + size - 1 - b];
     }

@@ -25,6 +25,7 @@
 #include <optional>
 #include <utility>
 
+#include "quote.hpp"
 #include "readers.hpp"
 #include "tfdebug/core/error.hpp"
 
@@ -277,7 +278,8 @@ std::uint64_t parse_decimal(const std::string& origin, const std::string& where,
                             const std::string& text) {
   if (text.empty() || text.size() > 19 ||
       !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    fail(origin, where + ": external_data " + key + " '" + text + "' is not a non-negative decimal number");
+    fail(origin, where + ": external_data " + escape_text(key) + " " + quote(text) +
+                     " is not a non-negative decimal number");
   }
   return std::stoull(text);
 }
@@ -329,7 +331,12 @@ class OnnxReader {
           break;  // domain, model_version, doc_string, training_info, functions, unknown fields
       }
     }
-    if (has_graph) read_graph(graph_bytes, "graph", 0);
+    // A file that begins like a ModelProto (ir_version, then a ModelProto field) but holds no
+    // graph is not an empty model: it is damaged or not ONNX at all.
+    if (!has_graph)
+      fail(origin_,
+           "an ONNX ModelProto with no graph (field 7), which holds a model's operators and weights");
+    read_graph(graph_bytes, "graph", 0);
     metadata.insert(props.begin(), props.end());
     metadata["onnx.ir_version"] = std::to_string(graph_.ir_version);
     metadata["onnx.producer_name"] = graph_.producer_name;
@@ -442,7 +449,7 @@ class OnnxReader {
         v.name = to_string(f.bytes);
       } else if (f.number == 2) {
         fields.expect(f, kLength, "type");
-        read_type(f.bytes, where + " '" + v.name + "'.type", v);
+        read_type(f.bytes, where + " " + quote(v.name) + ".type", v);
       }
     }
     return v;
@@ -523,7 +530,9 @@ class OnnxReader {
           break;
       }
     }
-    const std::string named = where + " '" + node.name + "' (" + node.op_type + ")";
+    // Note [Quoted input]: names in the context of errors are cut short, so that the context of
+    // each of a node's many attributes costs the same however long the node's name is.
+    const std::string named = where + " " + quote(node.name) + " (" + escape_text(node.op_type) + ")";
     const bool constant = node.op_type == "Constant" && (node.domain.empty() || node.domain == "ai.onnx");
     FieldReader attributes(origin_, named, bytes);
     while (attributes.next(f)) {
@@ -547,8 +556,8 @@ class OnnxReader {
         name = to_string(f.bytes);
       }
     }
-    const std::string where = node_where + "." + name;
-    const std::string output = node.outputs.empty() ? node.name : node.outputs.front();
+    const std::string where = node_where + "." + escape_text(name);
+    const std::string& output = node.outputs.empty() ? node.name : node.outputs.front();
     FieldReader values(origin_, where, bytes);
     std::size_t graphs = 0;
     bool has_value = false;
@@ -597,7 +606,7 @@ class OnnxReader {
       const char* field = floats ? "floats" : "ints";
       const std::size_t count = count_values(origin_, where, bytes, number, encoding, field);
       const std::size_t size = floats ? 4 : 8;
-      std::vector<std::byte>& buffer = owned_.emplace_back(count * size);
+      std::vector<std::byte>& buffer = owned_.allocate(count * size, origin_);
       std::size_t i = 0;
       for_each_value(origin_, where, bytes, number, encoding, field, [&](std::uint64_t v) {
         if (floats) {
@@ -618,7 +627,7 @@ class OnnxReader {
 
   void add_owned(const std::string& name, DType dtype, std::span<const std::int64_t> dims, const void* data,
                  std::size_t size) {
-    std::vector<std::byte>& buffer = owned_.emplace_back(size);
+    std::vector<std::byte>& buffer = owned_.allocate(size, origin_);
     std::memcpy(buffer.data(), data, size);
     out_.push_back({name, origin_, TensorView(buffer.data(), dtype, dims)});
   }
@@ -669,7 +678,7 @@ class OnnxReader {
       }
     }
     const std::string tensor_name = name.empty() ? own_name : name;
-    const std::string named = where + " '" + tensor_name + "'";
+    const std::string named = where + " " + quote(tensor_name);
     for_each_value(origin_, named, bytes, 1, Encoding::varint, "dims", [&](std::uint64_t v) {
       const auto dim = static_cast<std::int64_t>(v);
       if (dim < 0)
@@ -732,7 +741,7 @@ class OnnxReader {
                         (count == 0 ? " (and there is no raw_data or external data)" : ""));
     }
     const std::size_t size = dtype_size(type.dtype);
-    std::vector<std::byte>& buffer = owned_.emplace_back(numel * size);
+    std::vector<std::byte>& buffer = owned_.allocate(numel * size, origin_);
     std::byte* p = buffer.data();
     // Integers narrower than the field keep their low bytes (little-endian): int32_data holds
     // int8/uint8/int16/bool values and the bit patterns of f16, bf16 and float8.
@@ -762,8 +771,8 @@ class OnnxReader {
     const std::filesystem::path path(location);
     const bool escapes = std::any_of(path.begin(), path.end(), [](const auto& part) { return part == ".."; });
     if (path.is_absolute() || escapes || location.find('\0') != std::string::npos) {
-      fail(origin_, named + ": external data location '" + location +
-                        "' must be a relative path inside the model's folder");
+      fail(origin_, named + ": external data location " + quote(location) +
+                        " must be a relative path inside the model's folder");
     }
     std::span<const std::byte> file;
     try {

@@ -51,7 +51,9 @@ struct Value {
 
 constexpr std::size_t kMaxStack = 1'000'000;
 constexpr std::size_t kMaxMarkDepth = 1'000;
-constexpr std::size_t kMaxValues = 4'000'000;
+// About 150 MB of values at most (Note [Memory budget] in readers.hpp); a state dict needs ~15
+// values a tensor, so this reads checkpoints of ~60,000 tensors.
+constexpr std::size_t kMaxValues = 1'000'000;
 
 class Unpickler;
 

@@ -218,6 +218,17 @@ class TorchHooks final : public pickle::Hooks {
       u.fail("a tensor view (offset " + std::to_string(offset) + ", sizes " + std::to_string(sizes.size()) +
              "-d) reaches past its storage of " + std::to_string(storage.numel) + " elements");
     }
+    // Note [Broadcast views]: expand() saves zero strides, and readers count such a tensor by
+    // its stored elements. Strides that make distinct indices share elements any other way
+    // (as_strided with overlapping rows) would make a few stored bytes stand for 2^40 values:
+    // a view whose distinct index count passes its storage overlaps itself, and is refused.
+    std::int64_t repeats = 1;
+    const TensorView whole(storage.data.data(), storage.dtype, sizes, strides);
+    if (distinct_elements(whole, repeats).numel() > storage.numel - offset) {
+      u.fail("a tensor view (offset " + std::to_string(offset) + ", sizes " + std::to_string(sizes.size()) +
+             "-d) overlaps itself: it has more distinct positions than its storage of " +
+             std::to_string(storage.numel) + " elements");
+    }
     const std::byte* data =
         storage.data.data() + static_cast<std::size_t>(offset) * dtype_size(storage.dtype);
     Value* v = u.make(Kind::external);

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <span>
@@ -18,8 +20,32 @@ namespace tfdebug::io::detail {
 // Throws tfdebug::Error("<origin>: <problem>"): every reader error names the file first.
 [[noreturn]] void fail(const std::string& origin, const std::string& problem);
 
-// Bytes that views may point into when a format needs converting (big-endian .npy).
-using OwnedBuffers = std::vector<std::vector<std::byte>>;
+// Note [Memory budget]: bytes that views point into when a format needs converting (inflated
+// .npz and .pt entries, big-endian .npy, ONNX typed fields). A small file can claim a lot of
+// them (a 1 MB deflate bomb inflates to 1 GB), so every allocation is charged against a budget
+// for the whole model, 256 MiB by default beyond the mapped files (TFDEBUG_MEMORY_BUDGET_MB
+// changes it), and one that would pass it fails naming the file, the size and the budget.
+class OwnedBuffers {
+ public:
+  static constexpr std::uint64_t kDefaultBudget = std::uint64_t{256} << 20;
+
+  explicit OwnedBuffers(std::uint64_t budget = kDefaultBudget) : budget_(budget) {}
+
+  // A zeroed buffer of `bytes` for `where` (a file, an entry); throws tfdebug::Error past the budget.
+  std::vector<std::byte>& allocate(std::uint64_t bytes, const std::string& where);
+  std::uint64_t used() const noexcept { return used_; }
+  std::uint64_t budget() const noexcept { return budget_; }
+  std::size_t size() const noexcept { return buffers_.size(); }  // buffers allocated
+  bool empty() const noexcept { return buffers_.empty(); }
+
+ private:
+  std::deque<std::vector<std::byte>> buffers_;  // a deque: earlier buffers never move
+  std::uint64_t used_ = 0;
+  std::uint64_t budget_;
+};
+
+// The budget from TFDEBUG_MEMORY_BUDGET_MB, or OwnedBuffers::kDefaultBudget.
+std::uint64_t memory_budget();
 
 void read_safetensors(const std::string& origin, std::span<const std::byte> bytes,
                       std::vector<NamedTensor>& out, std::map<std::string, std::string>& metadata);

@@ -190,7 +190,7 @@ std::span<const std::byte> ZipArchive::read(const ZipEntry& entry, OwnedBuffers&
                                                         static_cast<std::size_t>(entry.compressed_size));
   std::span<const std::byte> data = raw;
   if (entry.method == 8) {
-    std::vector<std::byte>& out = owned.emplace_back(static_cast<std::size_t>(entry.uncompressed_size));
+    std::vector<std::byte>& out = owned.allocate(entry.uncompressed_size, where);
     z_stream z{};
     if (inflateInit2(&z, -MAX_WBITS) != Z_OK) fail(where, "cannot start inflate");
     std::size_t in_done = 0;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <sstream>
@@ -12,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tfdebug/core/error.hpp"
+#include "tfdebug/core/read_file.hpp"
 #include "tfdebug/session/rule_registry.hpp"
 
 namespace tfdebug {
@@ -207,11 +207,7 @@ void apply(const Json& root, RunConfig& c, const Reader& r, const std::filesyste
 }
 
 std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path.string() + ": cannot open the run configuration");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return read_regular_file(path.string(), 16 << 20, "the run configuration");
 }
 
 // The shortest decimal that reads back as the same double.

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -17,6 +16,7 @@
 #include "profile_json.hpp"
 #include "terminal.hpp"
 #include "tfdebug/core/error.hpp"
+#include "tfdebug/core/read_file.hpp"
 #include "tfdebug/profile/regression.hpp"
 
 namespace tfdebug::cli {
@@ -72,11 +72,10 @@ std::map<std::string, Samples> read_profile_series(const nlohmann::json& doc, co
 
 // Benchmark name -> per-repetition times in ns, in file order (aggregates are skipped).
 std::map<std::string, Samples> read_benchmarks(const std::string& path, std::vector<std::string>& order) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open");
+  const std::string text = read_regular_file(path, std::uint64_t{1} << 30, "the benchmark results");
   nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(in);
+    doc = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw Error(path + ": not JSON (" + e.what() + ")");
   }

@@ -5,11 +5,13 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <string>
 
 #include "commands.hpp"
 #include "terminal.hpp"
 #include "tfdebug/core/error.hpp"
+#include "tfdebug/core/read_file.hpp"
 #include "tfdebug/export/chrome_trace.hpp"
 #include "tfdebug/export/flame_graph.hpp"
 #include "tfdebug/export/perfetto_trace.hpp"
@@ -33,8 +35,7 @@ profile::Trace read_input(const std::string& path) {
   if (ends_with(path, ".speedscope.json") || ends_with(path, ".folded") || ends_with(path, ".svg") ||
       ends_with(path, ".pftrace") || ends_with(path, ".perfetto-trace"))
     throw Error(path + ": tfdebug trace reads Chrome trace JSON (.json); convert from that file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open");
+  std::istringstream in(read_regular_file(path, std::uint64_t{4} << 30, "the trace"));
   return read_chrome_trace(in, path);
 }
 

@@ -22,7 +22,8 @@
 //
 // Results do not depend on the thread count or on the SIMD target beyond the last bits of the
 // floating-point sums (and not at all on the thread count). Strided views give bit-identical
-// answers to contiguous copies.
+// answers to contiguous copies; views that repeat their elements (zero strides) are summed over
+// the stored elements (Note [Broadcast views]) and agree with copies to rounding in the sums.
 #pragma once
 
 #include <cstdint>
@@ -88,8 +89,14 @@ struct Stats {
   std::int64_t nonfinite() const noexcept { return nan + pos_inf + neg_inf; }
 };
 
-// One fused pass over `view`. Throws tfdebug::Error for an unknown options.simd name.
+// One fused pass over `view` (over its distinct elements when it repeats them: Note [Broadcast
+// views] in tensor_view.hpp). Throws tfdebug::Error for an unknown options.simd name.
 Stats compute_stats(TensorView view, const StatsOptions& options = {});
+
+// The statistics of `s`'s values, each taken `times` times (Note [Broadcast views] in
+// tensor_view.hpp): counts and L1 scale by `times`, L2 by its square root; range, moments and
+// fractions are unchanged.
+Stats repeated(Stats s, std::int64_t times);
 
 // The statistics of a block-quantised tensor's decoded values (dtype f32; headroom and subnormals
 // relative to f32), decoded one chunk at a time (Note [Quantised chunks] in stats.cpp).

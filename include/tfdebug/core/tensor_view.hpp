@@ -74,6 +74,15 @@ class TensorView {
   std::array<std::int64_t, kMaxRank> strides_{};
 };
 
+// Note [Broadcast views]: a view with a zero stride repeats its elements (torch's expand(), a
+// checkpoint that saved an expanded tensor, or a hostile file claiming 2^40 elements over 4
+// bytes). distinct_elements() drops the repetition: every dimension of stride 0 becomes size 1,
+// and `repeats` is how many times each remaining element occurs in `view` (the product of the
+// dropped sizes; 1 when nothing is repeated). Statistics over the result, with counts scaled by
+// `repeats` (repeated(Stats) in stats.hpp), are those of the whole view at the cost of its
+// stored elements. An empty view is returned unchanged.
+TensorView distinct_elements(const TensorView& view, std::int64_t& repeats);
+
 // Row-major strides (in elements) for `shape`.
 std::array<std::int64_t, kMaxRank> contiguous_strides(std::span<const std::int64_t> shape);
 
