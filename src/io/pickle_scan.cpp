@@ -14,6 +14,7 @@
 #include <cstring>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "pickle_globals.hpp"
 #include "tfdebug/io/pickle_scan.hpp"
@@ -27,7 +28,16 @@ struct Malformed {
   std::string problem;
 };
 
-enum class Slot : std::uint8_t { other, text, global, result, text_tuple };
+enum class Slot : std::uint8_t { other, text, global, result, text_tuple, unset };
+
+// Note [Scan limits]: what the scanner keeps is bounded whatever the input, so that a hostile
+// pickle cannot make it use more than a few hundred MB: real pickles stay far below these (their
+// stack is a few containers deep, their memo one entry per object).
+constexpr std::size_t kMaxStack = 4'000'000;
+constexpr std::size_t kMaxMarks = 1'000'000;
+constexpr std::size_t kMaxTexts = 6'000'000;
+constexpr std::size_t kMaxDenseMemo = 16'000'000;  // memo keys below this live in a vector
+constexpr std::size_t kMaxSparseMemo = 1'000'000;
 
 constexpr std::uint32_t kNone = 0xFFFFFFFF;
 
@@ -38,15 +48,10 @@ struct Item {
 };
 
 struct Text {
-  std::span<const std::byte> raw;  // the input's bytes, when `decoded` is unused
-  std::string decoded;             // STRING and UNICODE text after their escapes
-  bool is_decoded = false;
-  bool is_str = true;  // a Python str (not bytes): what STACK_GLOBAL accepts
-
-  std::string_view view() const {
-    return is_decoded ? std::string_view(decoded)
-                      : std::string_view(reinterpret_cast<const char*>(raw.data()), raw.size());
-  }
+  std::uint64_t offset = 0;  // in the input, or in the pool of decoded text
+  std::uint64_t size = 0;
+  bool in_pool = false;  // STRING and UNICODE text after their escapes, _codecs.encode results
+  bool is_str = true;    // a Python str (not bytes): what STACK_GLOBAL accepts
 };
 
 void append_utf8(std::string& out, std::uint32_t cp) {
@@ -229,7 +234,52 @@ class Scanner {
     return v;
   }
 
-  void push(Item item) { stack_.push_back(item); }
+  void push(Item item) {
+    if (stack_.size() >= kMaxStack) {
+      throw Malformed{"the stack grows past " + std::to_string(kMaxStack) +
+                      " entries; tfdebug stops scanning there"};
+    }
+    stack_.push_back(item);
+  }
+
+  std::string_view view(const Text& t) const {
+    const char* base = t.in_pool ? pool_.data() : reinterpret_cast<const char*>(bytes_.data());
+    return {base + t.offset, static_cast<std::size_t>(t.size)};
+  }
+  std::string_view view(std::uint32_t ref) const { return view(texts_[ref]); }
+
+  Item add_text(Text t) {
+    if (texts_.size() >= kMaxTexts) {
+      throw Malformed{"the pickle holds more than " + std::to_string(kMaxTexts) +
+                      " strings; tfdebug stops scanning there"};
+    }
+    texts_.push_back(t);
+    return {Slot::text, static_cast<std::uint32_t>(texts_.size() - 1)};
+  }
+
+  void memo_put(std::uint64_t key, Item item) {
+    if (key < kMaxDenseMemo) {
+      if (key >= dense_memo_.size()) dense_memo_.resize(static_cast<std::size_t>(key) + 1, Item{Slot::unset});
+      if (dense_memo_[key].slot == Slot::unset) ++memo_count_;
+      dense_memo_[key] = item;
+      return;
+    }
+    if (!sparse_memo_.contains(key)) {
+      if (sparse_memo_.size() >= kMaxSparseMemo) {
+        throw Malformed{"the memo holds more than " + std::to_string(kMaxSparseMemo) +
+                        " sparse keys; tfdebug stops scanning there"};
+      }
+      ++memo_count_;
+    }
+    sparse_memo_[key] = item;
+  }
+
+  Item memo_get(std::uint64_t key) const {
+    if (key < dense_memo_.size() && dense_memo_[key].slot != Slot::unset) return dense_memo_[key];
+    const auto it = sparse_memo_.find(key);
+    if (it == sparse_memo_.end()) throw Malformed{"memo entry " + std::to_string(key) + " was never stored"};
+    return it->second;
+  }
 
   Item pop() {
     if (stack_.size() <= (marks_.empty() ? 0 : marks_.back())) throw Malformed{"stack underflow"};
@@ -256,13 +306,15 @@ class Scanner {
   }
 
   Item text(std::span<const std::byte> raw, bool is_str) {
-    texts_.push_back({raw, {}, false, is_str});
-    return {Slot::text, static_cast<std::uint32_t>(texts_.size() - 1)};
+    return add_text({static_cast<std::uint64_t>(raw.data() - bytes_.data()), raw.size(), false, is_str});
   }
 
-  Item decoded_text(std::string decoded) {
-    texts_.push_back({{}, std::move(decoded), true, true});
-    return {Slot::text, static_cast<std::uint32_t>(texts_.size() - 1)};
+  Item decoded_text(std::string decoded) { return pooled(decoded, true); }
+
+  Item pooled(const std::string& text, bool is_str) {
+    const Item item = add_text({pool_.size(), text.size(), true, is_str});
+    pool_ += text;
+    return item;
   }
 
   // A tuple is remembered only when it starts with a string: the arguments of pickle.loads,
@@ -277,9 +329,10 @@ class Scanner {
   // pickled with plain pickle). The result is those bytes, for a _load_from_bytes around it.
   std::optional<Item> latin1_bytes(const Item& args) {
     if (args.slot != Slot::text_tuple || args.second == kNone) return std::nullopt;
-    const std::string_view encoding = texts_[args.second].view();
+    const std::string_view encoding = view(args.second);
     if (encoding != "latin1" && encoding != "latin-1" && encoding != "iso-8859-1") return std::nullopt;
-    const std::string_view text = texts_[args.ref].view();
+    if (const auto it = encoded_.find(args.ref); it != encoded_.end()) return Item{Slot::text, it->second};
+    const std::string_view text = view(args.ref);
     std::string out;
     out.reserve(text.size());
     for (std::size_t i = 0; i < text.size(); ++i) {
@@ -292,8 +345,9 @@ class Scanner {
         return std::nullopt;  // not Latin-1: encode would fail
       }
     }
-    texts_.push_back({{}, std::move(out), true, false});
-    return Item{Slot::text, static_cast<std::uint32_t>(texts_.size() - 1)};
+    const Item item = pooled(out, false);
+    encoded_.emplace(args.ref, item.ref);
+    return item;
   }
 
   Item global(std::string module, std::string name) {
@@ -327,7 +381,9 @@ class Scanner {
     g.called = true;
     if (callable.slot == Slot::global && detail::unpickles_argument(g.module, g.name)) {
       if (args && args->slot == Slot::text_tuple && depth_ < kMaxNesting) {
-        nested(g.full_name(), texts_[args->ref]);
+        // Each payload once: a memoised payload called again says nothing new (and would make
+        // the scan quadratic).
+        if (scanned_payloads_.insert(args->ref).second) nested(g.full_name(), args->ref);
       } else if (g.risk != GlobalRisk::runs_code) {
         g.risk = GlobalRisk::runs_code;
         g.reason = depth_ >= kMaxNesting ? "unpickles a pickle nested deeper than tfdebug scans"
@@ -343,9 +399,9 @@ class Scanner {
     push({Slot::result, callable.ref});
   }
 
-  void nested(const std::string& by, const Text& payload) {
-    // The payload lives in the input (or in texts_, which is not touched while it is scanned).
-    const std::string_view bytes = payload.view();
+  void nested(const std::string& by, std::uint32_t payload) {
+    // The payload lives in the input, or in pool_, which does not change while it is scanned.
+    const std::string_view bytes = view(payload);
     const std::span<const std::byte> raw(reinterpret_cast<const std::byte*>(bytes.data()), bytes.size());
     const std::string origin = out_.origin + " > " + by + " argument at offset " + std::to_string(op_at_);
     // torch.storage._load_from_bytes runs torch.load on a legacy torch.save: five pickles.
@@ -380,6 +436,10 @@ class Scanner {
           (void)pop();
           return;
         case '(':  // MARK
+          if (marks_.size() >= kMaxMarks) {
+            throw Malformed{"MARK nesting deeper than " + std::to_string(kMaxMarks) +
+                            "; tfdebug stops scanning there"};
+          }
           marks_.push_back(stack_.size());
           break;
         case '0':  // POP
@@ -507,24 +567,22 @@ class Scanner {
           (void)top();
           break;
         case 'p':  // PUT
-          memo_[read_decimal("a PUT key")] = top();
+          memo_put(read_decimal("a PUT key"), top());
           break;
         case 'q':  // BINPUT
-          memo_[read_le(1)] = top();
+          memo_put(read_le(1), top());
           break;
         case 'r':  // LONG_BINPUT
-          memo_[read_le(4)] = top();
+          memo_put(read_le(4), top());
           break;
         case 0x94:  // MEMOIZE
-          memo_[memo_.size()] = top();
+          memo_put(memo_count_, top());
           break;
         case 'g':    // GET
         case 'h':    // BINGET
         case 'j': {  // LONG_BINGET
           const std::uint64_t key = op == 'g' ? read_decimal("a GET key") : read_le(op == 'h' ? 1 : 4);
-          const auto it = memo_.find(key);
-          if (it == memo_.end()) throw Malformed{"memo entry " + std::to_string(key) + " was never stored"};
-          push(it->second);
+          push(memo_get(key));
           break;
         }
         case 'c': {  // GLOBAL
@@ -552,8 +610,13 @@ class Scanner {
           const Item name = pop();
           const Item module = pop();
           const auto is_str = [&](const Item& i) { return i.slot == Slot::text && texts_[i.ref].is_str; };
+          constexpr std::size_t kMaxName = 4096;  // longer is no module or attribute anyone imports
+          if (is_str(module) && is_str(name) &&
+              (view(module.ref).size() > kMaxName || view(name.ref).size() > kMaxName)) {
+            throw Malformed{"a STACK_GLOBAL name is longer than 4096 bytes"};
+          }
           if (is_str(module) && is_str(name)) {
-            push(global(std::string(texts_[module.ref].view()), std::string(texts_[name.ref].view())));
+            push(global(std::string(view(module.ref)), std::string(view(name.ref))));
           } else if (module.slot == Slot::result || module.slot == Slot::global ||
                      name.slot == Slot::result || name.slot == Slot::global) {
             // A name made while unpickling (the result of a call, or a global that is a str):
@@ -611,9 +674,14 @@ class Scanner {
   std::size_t op_at_ = 0;
   std::vector<Item> stack_;
   std::vector<std::size_t> marks_;
-  std::unordered_map<std::uint64_t, Item> memo_;
+  std::vector<Item> dense_memo_;                         // Note [Scan limits]
+  std::unordered_map<std::uint64_t, Item> sparse_memo_;  // keys of kMaxDenseMemo and above
+  std::uint64_t memo_count_ = 0;                         // distinct keys: MEMOIZE's next key
   std::vector<Text> texts_;
-  std::unordered_map<std::string, std::size_t> index_;  // "module.name" -> out_.globals
+  std::string pool_;                                          // decoded text (Text::in_pool)
+  std::unordered_map<std::uint32_t, std::uint32_t> encoded_;  // _codecs.encode: argument -> result
+  std::unordered_set<std::uint32_t> scanned_payloads_;        // texts already scanned as nested pickles
+  std::unordered_map<std::string, std::size_t> index_;        // "module.name" -> out_.globals
 };
 
 }  // namespace

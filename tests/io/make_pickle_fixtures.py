@@ -139,6 +139,52 @@ put("evil/load_from_bytes_computed.pkl",
     {"torch.storage._load_from_bytes": [RUNS, CALLED]})
 
 
+# ---- The peers' test cases (picklescan's tests/init_data_files.py, its GHSA advisories) ---------
+# Each as protocol 4 writes it: STACK_GLOBAL of the function's module and qualified name, called.
+for module, name in [("builtins", "eval"), ("posix", "system"), ("http.client", "HTTPSConnection"),
+                     ("requests.api", "get"), ("aiohttp.client", "ClientSession"),
+                     ("socket", "create_connection"), ("subprocess", "run"), ("sys", "exit"),
+                     ("_pickle", "loads"), ("runpy", "_run_code"), ("bdb", "Bdb.run"), ("pip", "main"),
+                     ("torch._inductor.codecache", "compile_file"), ("pydoc", "pipepager"), ("venv", "create"),
+                     ("timeit", "timeit"), ("numpy.testing._private.utils", "runstring"),
+                     ("torch.utils.bottleneck.__main__", "run_cprofile"),
+                     ("torch.utils.bottleneck.__main__", "run_autograd_prof"),
+                     ("torch._dynamo.guards", "GuardBuilder.get"),
+                     ("torch.fx.experimental.symbolic_shapes", "ShapeEnv.evaluate_guards_expression"),
+                     ("torch.utils.collect_env", "run"), ("torch.utils.collect_env", "run_and_read_all"),
+                     ("torch.utils.data.datapipes.utils.decoder", "basichandlers"),
+                     ("torch.jit.unsupported_tensor_ops", "execWrapper"),
+                     ("torch.utils._config_module", "ConfigModule.load_config"), ("trace", "Trace.run"),
+                     ("trace", "Trace.runctx"), ("profile", "Profile.run"), ("profile", "Profile.runctx"),
+                     ("lib2to3.pgen2.grammar", "Grammar.loads"), ("lib2to3.pgen2.pgen", "ParserGenerator.make_label"),
+                     ("idlelib.debugobj", "ObjectTreeItem.SetText"), ("idlelib.autocomplete", "AutoComplete.get_entity"),
+                     ("idlelib.autocomplete", "AutoComplete.fetch_completions"), ("idlelib.calltip", "Calltip.fetch_tip"),
+                     ("idlelib.calltip", "get_entity"), ("idlelib.run", "Executive.runcode"),
+                     ("idlelib.pyshell", "ModifiedInterpreter.runcommand"),
+                     ("idlelib.pyshell", "ModifiedInterpreter.runcode"), ("code", "InteractiveInterpreter.runcode"),
+                     ("doctest", "debug_script"), ("cProfile", "runctx"), ("cProfile", "run"), ("ensurepip", "_run_pip"),
+                     ("asyncio.unix_events", "_UnixSubprocessTransport._start"),
+                     ("distutils.file_util", "write_file"), ("ctypes", "CDLL"), ("pty", "spawn"),
+                     ("numpy.f2py.crackfortran", "getlincoef"), ("io", "FileIO"), ("urllib.request", "urlopen"),
+                     ("operator", "methodcaller"), ("pydoc", "locate")]:
+    put(f"evil/peer_{module}.{name}.pkl", b"\x80\x04" + u(module) + u(name) + b"\x93" + u("x") + b"\x85R.", "error",
+        {f"{module}.{name}": [RUNS, CALLED]})
+# "Sour pickles" (Slaviero, Black Hat 2011), as picklescan's malicious0.pkl: globals, compile,
+# eval, getattr(dict, 'get'), apply.
+put("evil/peer_sour_pickles.pkl",
+    b"c__builtin__\nglobals\n(tRp100\n0c__builtin__\ncompile\n(S'fl=open(\"/etc/passwd\");picklesmashed=fl.read();"
+    b"'\nS''\nS'exec'\ntRp101\n0c__builtin__\neval\n(g101\ng100\ntRp102\n0c__builtin__\ngetattr\n(c__builtin__\n"
+    b"dict\nS'get'\ntRp103\n0c__builtin__\napply\n(g103\n(g100\nS'picklesmashed'\nltRp104\n0g104\n.", "error",
+    {"__builtin__.globals": [RUNS, CALLED], "__builtin__.compile": [RUNS, CALLED], "__builtin__.eval": [RUNS, CALLED],
+     "__builtin__.getattr": [RUNS, CALLED], "__builtin__.apply": [RUNS, CALLED]})
+# INST of exec (picklescan's malicious10.pkl).
+put("evil/peer_inst_exec.pkl", b"(S'raise RuntimeError(\"Injection running\")'\ni__builtin__\nexec\n.", "error",
+    {"__builtin__.exec": [RUNS, CALLED]})
+# Memo strings behind a decoy torch.LongStorage (picklescan's malicious11.pkl, a CTF's "Safe Pickle").
+put("evil/peer_memo_decoy.pkl",
+    b"Vos\np2\n0Vsystem\np3\n0Vtorch\np0\n0VLongStorage\np1\n0g2\ng3\n\x93(Vcat flag.txt\ntR.", "error",
+    {"os.system": [RUNS, CALLED]})
+
 # ---- Written by pickle, numpy and torch.save from objects whose __reduce__ is the call --------
 class Shell:
     def __reduce__(self):

@@ -208,8 +208,8 @@ TEST(PickleScan, AllowListMatchesExactly) {
             GlobalRisk::runs_code);
 }
 
-// Hostile shapes stay linear (Note [Symbolic stack]): a million MARKs, a stack of 200,000 memoised
-// DUPs, 300,000 calls of one memoised global. A quadratic scanner would run past CTest's timeout.
+// Hostile shapes stay linear (Note [Symbolic stack]) and bounded: a million MARKs, a stack of 200,000
+// memoised DUPs, 300,000 calls of one memoised global. A quadratic scanner would run past CTest's timeout.
 TEST(PickleScan, HostileShapes) {
   const std::string marks = std::string("\x80\x02") + std::string(1'000'000, '(') + "N.";
   std::string memo = "\x80\x02N";
@@ -227,4 +227,9 @@ TEST(PickleScan, HostileShapes) {
   ASSERT_EQ(c.globals.size(), 1u);
   EXPECT_EQ(c.globals[0].references, 1);
   EXPECT_TRUE(c.globals[0].called);
+  // Note [Scan limits]: past them the scan stops with a problem, keeping what it found.
+  EXPECT_EQ(scan(std::string("\x80\x02") + std::string(1'000'001, '(') + "N.").problem,
+            "MARK nesting deeper than 1000000; tfdebug stops scanning there (pickle offset 1000002)");
+  EXPECT_EQ(scan(std::string("\x80\x02") + std::string(4'000'001, 'N') + ".").problem,
+            "the stack grows past 4000000 entries; tfdebug stops scanning there (pickle offset 4000002)");
 }
