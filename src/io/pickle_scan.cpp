@@ -258,7 +258,9 @@ class Scanner {
   }
 
   void memo_put(std::uint64_t key, Item item) {
-    if (key < kMaxDenseMemo) {
+    // Keys in order (MEMOIZE, and what pickle's BINPUT writes) go to the vector; a key far past
+    // its end would make a small pickle allocate much, so it goes to the map.
+    if (key < kMaxDenseMemo && (key < dense_memo_.size() || key <= 2 * dense_memo_.size() + 1024)) {
       if (key >= dense_memo_.size()) dense_memo_.resize(static_cast<std::size_t>(key) + 1, Item{Slot::unset});
       if (dense_memo_[key].slot == Slot::unset) ++memo_count_;
       dense_memo_[key] = item;
@@ -675,7 +677,7 @@ class Scanner {
   std::vector<Item> stack_;
   std::vector<std::size_t> marks_;
   std::vector<Item> dense_memo_;                         // Note [Scan limits]
-  std::unordered_map<std::uint64_t, Item> sparse_memo_;  // keys of kMaxDenseMemo and above
+  std::unordered_map<std::uint64_t, Item> sparse_memo_;  // keys out of order, or of kMaxDenseMemo and above
   std::uint64_t memo_count_ = 0;                         // distinct keys: MEMOIZE's next key
   std::vector<Text> texts_;
   std::string pool_;                                          // decoded text (Text::in_pool)
