@@ -311,7 +311,7 @@ class Scanner {
     return add_text({static_cast<std::uint64_t>(raw.data() - bytes_.data()), raw.size(), false, is_str});
   }
 
-  Item decoded_text(std::string decoded) { return pooled(decoded, true); }
+  Item decoded_text(const std::string& decoded) { return pooled(decoded, true); }
 
   Item pooled(const std::string& text, bool is_str) {
     const Item item = add_text({pool_.size(), text.size(), true, is_str});
@@ -352,7 +352,7 @@ class Scanner {
     return item;
   }
 
-  Item global(std::string module, std::string name) {
+  Item global(const std::string& module, const std::string& name) {
     std::string full = module + "." + name;
     const auto [it, fresh] = index_.try_emplace(std::move(full), out_.globals.size());
     if (fresh) {
@@ -588,15 +588,15 @@ class Scanner {
           break;
         }
         case 'c': {  // GLOBAL
-          std::string module(read_line("a GLOBAL module name"));
-          std::string name(read_line("a GLOBAL name"));
-          push(global(std::move(module), std::move(name)));
+          const std::string module(read_line("a GLOBAL module name"));
+          const std::string name(read_line("a GLOBAL name"));
+          push(global(module, name));
           break;
         }
         case 'i': {  // INST: the class from two lines, called with the items since MARK
-          std::string module(read_line("an INST module name"));
-          std::string name(read_line("an INST name"));
-          const Item cls = global(std::move(module), std::move(name));
+          const std::string module(read_line("an INST module name"));
+          const std::string name(read_line("an INST name"));
+          const Item cls = global(module, name);
           (void)pop_to_mark();
           call(cls, std::nullopt);
           break;
