@@ -107,7 +107,7 @@ void scan_zip(const std::string& path, std::span<const std::byte> bytes, FileSca
     if (e.name == "data.pkl" || e.name.ends_with("/data.pkl")) torch = true;
     if (e.name.ends_with(".npy")) npy = true;
     if (!pickle && !e.name.ends_with(".npy")) continue;
-    const std::string origin = path + ":" + detail::printable(e.name);
+    const std::string origin = path + ":" + printable(e.name);
     // An .npy member's header is all that is needed when it holds no objects, but a deflated
     // entry must be inflated to see it; stored ones are read in place.
     const std::span<const std::byte> data = zip.read(e, owned);

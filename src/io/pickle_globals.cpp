@@ -387,6 +387,18 @@ GlobalVerdict classify_global(std::string_view module, std::string_view name) {
   return verdict(GlobalRisk::imports, "not on tfdebug's allow-list");
 }
 
+bool unpickles_argument(std::string_view module, std::string_view name) {
+  if (name == "loads" || name == "_loads") {
+    return module == "pickle" || module == "_pickle" || module == "cPickle" || module == "dill" ||
+           module == "cloudpickle";
+  }
+  return module == "torch.storage" && name == "_load_from_bytes";
+}
+
+}  // namespace tfdebug::io::detail
+
+namespace tfdebug::io {
+
 std::string printable(std::string_view text) {
   static constexpr char kDigits[] = "0123456789abcdef";
   std::string out;
@@ -425,12 +437,4 @@ std::string printable(std::string_view text) {
   return out;
 }
 
-bool unpickles_argument(std::string_view module, std::string_view name) {
-  if (name == "loads" || name == "_loads") {
-    return module == "pickle" || module == "_pickle" || module == "cPickle" || module == "dill" ||
-           module == "cloudpickle";
-  }
-  return module == "torch.storage" && name == "_load_from_bytes";
-}
-
-}  // namespace tfdebug::io::detail
+}  // namespace tfdebug::io

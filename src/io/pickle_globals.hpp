@@ -19,8 +19,4 @@ GlobalVerdict classify_global(std::string_view module, std::string_view name);
 // Calls that unpickle a byte-string argument: its payload is scanned as a nested pickle.
 bool unpickles_argument(std::string_view module, std::string_view name);
 
-// `text` with control characters, backslashes and bytes that are not UTF-8 written as \xNN:
-// names from a hostile pickle or archive are printed and put in JSON, never raw.
-std::string printable(std::string_view text);
-
 }  // namespace tfdebug::io::detail

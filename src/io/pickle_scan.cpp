@@ -363,8 +363,8 @@ class Scanner {
                                       "an extension code of copyreg's registry, which "
                                       "the loading program fills: tfdebug cannot resolve it"}
               : detail::classify_global(module, name);
-      g.module = detail::printable(module);
-      g.name = detail::printable(name);
+      g.module = printable(module);
+      g.name = printable(name);
       g.offset = op_at_;
       g.risk = v.risk;
       g.reason = std::move(v.reason);

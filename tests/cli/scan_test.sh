@@ -107,4 +107,13 @@ printf '\x80\x04\x8c\x09evil\x1b[31m\x8c\x01x\x93.' >"$work/escape.pkl"
 "$tfdebug" scan "$work/escape.pkl" >"$work/escape.txt"
 check "escape sequences in names are printed escaped" bash -c "grep -q 'evil\\\\x1b\\[31m' '$work/escape.txt' && ! grep -q $'\\x1b' '$work/escape.txt'"
 
+# A file name that is not UTF-8 (and holds an escape): still one valid JSON document, escaped.
+mkdir -p "$work/names"
+cp "$fx/evil/p0_global_os_system.pkl" "$work/names/"$'bad\xff\x1b[2J.pkl'
+"$tfdebug" scan --json "$work/names" >"$work/names.json"
+check "a non-UTF-8 file name exits 1 for its call" test $? -eq 1
+check "and is written escaped in valid JSON" $py -c "
+import json; f = json.load(open('$work/names.json'))['files'][0]
+assert f['path'].endswith('bad\\\\xff\\\\x1b[2J.pkl') and f['verdict'] == 'error', f['path']"
+
 finish "scan"

@@ -53,22 +53,10 @@ std::string verdict(const io::FileScan& f) {
   return "clean";
 }
 
-// A path as the user may have typed it, but with control characters escaped (a hostile file
-// name must not reach the terminal raw).
+// Paths and messages as the user may have typed them, but with control characters and bytes
+// that are not UTF-8 escaped: a hostile file name must not reach the terminal raw.
 std::string shown(const std::string& text) {
-  std::string out;
-  for (const char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7F) {
-      static constexpr char kDigits[] = "0123456789abcdef";
-      out += "\\x";
-      out += kDigits[u >> 4];
-      out += kDigits[u & 0xF];
-    } else {
-      out += c;
-    }
-  }
-  return out;
+  return io::printable(text);
 }
 
 nlohmann::json pickle_json(const io::PickleScan& p) {
@@ -151,7 +139,7 @@ int run_scan(const ScanArgs& args) {
     out["summary"] = {{"files", files.size()},    {"error", errors}, {"warning", warnings},
                       {"unreadable", unreadable}, {"clean", clean},  {"skipped", skipped}};
     out["exit_code"] = code;
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return code;
   }
   const bool colour = use_colour(stdout);

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tfdebug::io {
@@ -66,6 +67,10 @@ PickleScan scan_pickle(std::string origin, std::span<const std::byte> bytes);
 //   imports:   "torch.load imports __main__ and calls __main__.Net, which tfdebug does not know"
 //   full_module: "a full module: torch.nn.modules.linear.Linear"
 std::string global_message(const PickleGlobal& global);
+
+// `text` with control characters, backslashes and bytes that are not UTF-8 written as \xNN: how
+// the scanner stores names from a hostile pickle or archive, and how to print a path safely.
+std::string printable(std::string_view text);
 
 // What one file holds. Unreadable input sets `error` (one line naming the file).
 struct FileScan {
