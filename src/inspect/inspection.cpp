@@ -8,10 +8,13 @@
 #include <tuple>
 
 #include "checkpoint_rules.hpp"
+#include "code_findings.hpp"
 #include "tensor_scan.hpp"
+#include "tfdebug/core/error.hpp"
 #include "tfdebug/core/tensor.hpp"
 #include "tfdebug/io/model_file.hpp"
 #include "tfdebug/io/model_names.hpp"
+#include "tfdebug/io/pickle_scan.hpp"
 
 namespace tfdebug::inspect {
 
@@ -95,7 +98,26 @@ bool Inspection::any_at_least(Severity severity) const noexcept {
 Inspection inspect(const std::vector<std::filesystem::path>& paths, const Options& options) {
   std::vector<io::ModelFile> models;
   models.reserve(paths.size());
-  for (const auto& path : paths) models.push_back(io::ModelFile::open(path));
+  // Note [Code findings]: every file read is also scanned for pickle globals (pickle_scan.hpp).
+  // A file that runs code under torch.load is an error finding, also when tfdebug cannot read its
+  // tensors (an object-array .npy, a pickle torch.save never writes): the danger is the news.
+  std::vector<Finding> code;
+  std::vector<ModelFileInfo> unread;
+  for (const auto& path : paths) {
+    try {
+      models.push_back(io::ModelFile::open(path));
+    } catch (const Error&) {
+      std::error_code ec;
+      if (std::filesystem::is_directory(path, ec)) throw;
+      const io::FileScan scan = io::scan_file(path.string());
+      if (scan.worst() != io::GlobalRisk::runs_code) throw;
+      detail::code_findings(scan, code);
+      unread.push_back({path.string(), scan.container});
+    }
+  }
+  for (const auto& m : models) {
+    for (const auto& f : m.files()) detail::code_findings(io::scan_file(f), code);
+  }
   std::vector<const io::NamedTensor*> selected;
   for (const auto& m : models) {
     for (const auto& t : m.tensors()) {
@@ -111,6 +133,8 @@ Inspection inspect(const std::vector<std::filesystem::path>& paths, const Option
       detail::scan_tensors(selected, options.stats, options.threads, options.progress, release);
 
   Inspection out;
+  out.findings = std::move(code);
+  out.files = std::move(unread);
   for (const auto& m : models) {
     for (const auto& f : m.files()) out.files.push_back({f, m.format()});
     for (const auto& [k, v] : m.metadata()) out.metadata[k] = v;

@@ -4,10 +4,10 @@
 //
 // data.pkl is run by the restricted unpickler (pickle.hpp): nothing is imported or executed.
 // The globals a state dict needs are interpreted here, by name (Note [Torch globals]); any other
-// global stops the read with an error naming it. Tensors become TensorViews into the storages'
-// bytes in the mapped file (zero-copy), after checking that every element the view can reach
-// lies inside its storage. Nested dicts and lists are flattened to dotted names; scalar leaves
-// (ints, floats, bools, strings) go into the metadata.
+// global becomes an opaque leaf, never called (Note [Opaque objects]). Tensors become TensorViews
+// into the storages' bytes in the mapped file (zero-copy), after checking that every element the
+// view can reach lies inside its storage. Nested dicts and lists are flattened to dotted names;
+// scalar leaves (ints, floats, bools, strings) go into the metadata.
 #include <charconv>
 #include <filesystem>
 #include <set>
@@ -46,20 +46,6 @@ constexpr std::string_view kRebuildTensor = "torch._utils._rebuild_tensor_v2";
 constexpr std::string_view kRebuildParameter = "torch._utils._rebuild_parameter";
 constexpr std::string_view kRebuildParameterWithState = "torch._utils._rebuild_parameter_with_state";
 constexpr std::string_view kOrderedDict = "collections.OrderedDict";
-
-// Modules whose globals exist to run code or touch the system; a pickle naming one is refused
-// (Note [Opaque objects]).
-bool runs_code(std::string_view module) {
-  static constexpr std::string_view kModules[] = {
-      "os",     "posix",  "nt",         "subprocess", "builtins", "__builtin__", "sys",
-      "shutil", "socket", "importlib",  "runpy",      "pickle",   "marshal",     "ctypes",
-      "code",   "pty",    "webbrowser", "io",         "operator", "functools",   "types"};
-  const std::string_view top = module.substr(0, module.find('.'));
-  for (const std::string_view m : kModules) {
-    if (top == m) return true;
-  }
-  return false;
-}
 
 constexpr int kMaxDepth = 64;               // nesting of dicts and lists in the checkpoint
 constexpr std::size_t kMaxMetadata = 1000;  // scalar leaves kept as metadata
@@ -108,12 +94,13 @@ class TorchHooks final : public pickle::Hooks {
     }
     // Note [Opaque objects]: training checkpoints also pickle plain Python objects (an
     // argparse.Namespace of hyperparameters, numpy scalars, torch.device, a torch dtype).
-    // Nothing is ever called: such a global becomes an opaque leaf that is skipped and named in
-    // the metadata. Globals that only make sense to run code (os, subprocess, builtins, ...) and
-    // torch tensor builders tfdebug does not know (sparse, ...) stop the read instead.
-    if (runs_code(module) || full.starts_with("torch._utils._rebuild")) {
+    // Nothing is ever called: any other global becomes an opaque leaf that is skipped and named
+    // in the metadata, so the tensors beside it are still read. Whether a global would run code
+    // under torch.load is the pickle scanner's verdict (pickle_scan.hpp), which `inspect` reports
+    // as a finding. Torch tensor builders tfdebug does not know (sparse, ...) stop the read.
+    if (full.starts_with("torch._utils._rebuild")) {
       throw Error(where_ + ": calls " + full +
-                  ", which tfdebug does not run (it reads the tensors, dicts, lists "
+                  ", a tensor builder tfdebug does not read (it reads the dense tensors, dicts, lists "
                   "and plain values of torch.save checkpoints)");
     }
     opaque_.insert(full);

@@ -12,6 +12,7 @@ namespace tfdebug::cli {
 void register_diff(CLI::App& app, int& exit_code);
 void register_graph(CLI::App& app, int& exit_code);
 void register_inspect(CLI::App& app, int& exit_code);
+void register_scan(CLI::App& app, int& exit_code);
 void register_stats(CLI::App& app, int& exit_code);
 void register_doctor(CLI::App& app, int& exit_code);
 void register_dtypes(CLI::App& app, int& exit_code);

@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
     tfdebug::cli::describe_app(app);
     int exit_code = 0;
     tfdebug::cli::register_inspect(app, exit_code);
+    tfdebug::cli::register_scan(app, exit_code);
     tfdebug::cli::register_diff(app, exit_code);
     tfdebug::cli::register_graph(app, exit_code);
     tfdebug::cli::register_stats(app, exit_code);

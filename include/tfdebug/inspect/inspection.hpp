@@ -74,7 +74,7 @@ struct Inspection {
   std::map<std::string, std::string> metadata;  // the files' metadata, merged
   std::vector<TensorReport> tensors;            // in file order
   std::vector<LayerSummary> layers;             // by layer number
-  std::vector<Finding> findings;                // tensor by tensor, then identical tensors
+  std::vector<Finding> findings;                // pickle code (scan), tensor by tensor, identical tensors
 
   std::int64_t parameters() const noexcept;  // values of all tensors
   // Whether a finding reaches `severity`.
