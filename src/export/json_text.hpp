@@ -6,22 +6,31 @@
 #include <ostream>
 #include <string_view>
 
+#include "tfdebug/core/utf8.hpp"
+
 namespace tfdebug::detail {
 
-// A JSON string literal, quotes included.
+// A JSON string literal, quotes included. Each invalid UTF-8 sequence (a name from a program or
+// file may hold any bytes) is written as U+FFFD, as the CLI's JSON does (Note [JSON of invalid
+// UTF-8] in tools/tfdebug/json_output.hpp), so the document stays valid JSON.
 inline void write_json_string(std::ostream& out, std::string_view text) {
   out << '"';
-  for (const char c : text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const Utf8Step step = next_utf8(text, i);
+    const char c = text[i];
     const auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
+    if (!step.valid) {
+      out << "\xEF\xBF\xBD";
+    } else if (c == '"' || c == '\\') {
       out << '\\' << c;
     } else if (u < 0x20) {
       char buf[8];
       std::snprintf(buf, sizeof buf, "\\u%04x", u);
       out << buf;
     } else {
-      out << c;
+      out << text.substr(i, step.length);
     }
+    i += step.length;
   }
   out << '"';
 }

@@ -86,7 +86,7 @@ void JsonlMetricsSink::on_step(const StepMetrics& m) {
   }
   nlohmann::ordered_json line = {
       {"step", m.step}, {"loss", m.loss ? number(*m.loss) : nullptr}, {"modules", std::move(modules)}};
-  write(line.dump() + "\n");
+  write(line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
 }
 
 CsvMetricsSink::CsvMetricsSink(std::filesystem::path path) : MetricsFileSink(std::move(path)) {

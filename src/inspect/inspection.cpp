@@ -135,6 +135,7 @@ Inspection inspect(const std::vector<std::filesystem::path>& paths, const Option
   Inspection out;
   out.findings = std::move(code);
   out.files = std::move(unread);
+  for (const auto& m : models) out.tensors_in_files += m.tensors().size();
   for (const auto& m : models) {
     for (const auto& f : m.files()) out.files.push_back({f, m.format()});
     for (const auto& [k, v] : m.metadata()) out.metadata[k] = v;

@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
+#include <string>
 
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/export/chrome_trace.hpp"
@@ -102,6 +104,36 @@ TEST(ChromeTrace, RoundTripKeepsEveryEvent) {
   }
   // And writing it again gives the same bytes.
   EXPECT_EQ(chrome(back), chrome(original));
+}
+
+// Names from a program may hold any bytes: the writers keep the JSON valid UTF-8, each invalid
+// sequence as U+FFFD (Python's decode(errors="replace") of "w\x80x\xe2\x82y\xff" is "w�x�y�"),
+// and control characters JSON-escaped.
+TEST(ChromeTrace, InvalidUtf8NamesBecomeReplacementCharacters) {
+  Trace trace;
+  trace.process_name = "p\xff";
+  profile::ThreadTrace t;
+  t.tid = 1;
+  t.name = "t\xc3(";
+  t.events.push_back({0, trace.intern("w\x80x\xe2\x82y\xff"), EventKind::kBegin, 0});
+  t.events.push_back({10, trace.intern("w\x80x\xe2\x82y\xff"), EventKind::kEnd, 0});
+  t.events.push_back({20, trace.intern("a\nb\x1b]0;x\x07"), EventKind::kInstant, 0});
+  trace.threads.push_back(t);
+  const nlohmann::json doc = nlohmann::json::parse(chrome(trace));  // throws on invalid UTF-8
+  std::set<std::string> names;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] == "M") {
+      names.insert(e["args"]["name"].get<std::string>());
+    } else {
+      names.insert(e["name"].get<std::string>());
+    }
+  }
+  const std::set<std::string> want = {"p\uFFFD", "t\uFFFD(", "w\uFFFDx\uFFFDy\uFFFD", "a\nb\x1b]0;x\x07"};
+  EXPECT_EQ(names, want);
+  std::ostringstream speedscope;
+  write_speedscope(trace, speedscope);
+  const nlohmann::json s = nlohmann::json::parse(speedscope.str());
+  EXPECT_EQ(s["shared"]["frames"][0]["name"], "w\uFFFDx\uFFFDy\uFFFD");
 }
 
 TEST(ChromeTrace, ReadsBeginEndArraysAndMultiSeriesCounters) {

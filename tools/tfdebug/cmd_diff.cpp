@@ -15,6 +15,7 @@
 
 #include "commands.hpp"
 #include "json_output.hpp"
+#include "safe_text.hpp"
 #include "terminal.hpp"
 #include "tfdebug/core/compare.hpp"
 #include "tfdebug/core/error.hpp"
@@ -133,6 +134,15 @@ int run_diff(const DiffArgs& args) {
   for (const auto& [name, side] : sides_of(b, b_renamed)) {
     if (wanted(name)) in_b.emplace(name, side);
   }
+  if (!args.filter.empty() && in_b.empty()) {
+    const auto names_a = sides_of(a, a_renamed);
+    if (std::none_of(names_a.begin(), names_a.end(),
+                     [&](const auto& entry) { return wanted(entry.first); })) {
+      throw Error("--filter '" + args.filter + "' matches none of the " + std::to_string(a.tensors().size()) +
+                  " tensor names in " + args.a + " nor the " + std::to_string(b.tensors().size()) + " in " +
+                  args.b + " (a glob: * any text, ? one character, [..] a set)");
+    }
+  }
   std::vector<std::string> missing, extra;
   std::vector<nlohmann::json> shape_changes, dtype_changes;
   std::vector<Changed> compared;
@@ -229,11 +239,11 @@ int run_diff(const DiffArgs& args) {
           {{"layer", layer},
            {"relative_l2", json_number(sums.second > 0 ? std::sqrt(sums.first / sums.second) : 0.0)}});
     }
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", json_text(out).c_str());
   } else {
     const bool colour = use_colour(stdout);
-    std::printf("%s\n%s\n", paint("a: " + args.a, Tone::bold, colour).c_str(),
-                paint("b: " + args.b, Tone::bold, colour).c_str());
+    std::printf("%s\n%s\n", paint("a: " + terminal_safe(args.a), Tone::bold, colour).c_str(),
+                paint("b: " + terminal_safe(args.b), Tone::bold, colour).c_str());
     if (a_renamed || b_renamed) {
       std::printf(
           "%s's llama.cpp names matched to Hugging Face names (blk.N.attn_q.weight = "
@@ -246,16 +256,17 @@ int run_diff(const DiffArgs& args) {
         compared.size(), not_close, args.rtol, args.atol, missing.size(), extra.size(), shape_changes.size(),
         dtype_changes.size());
     for (const auto& n : missing)
-      std::printf("  %s %s\n", paint("- only in a", Tone::warn, colour).c_str(), n.c_str());
+      std::printf("  %s %s\n", paint("- only in a", Tone::warn, colour).c_str(), terminal_safe(n).c_str());
     for (const auto& n : extra)
-      std::printf("  %s %s\n", paint("+ only in b", Tone::warn, colour).c_str(), n.c_str());
+      std::printf("  %s %s\n", paint("+ only in b", Tone::warn, colour).c_str(), terminal_safe(n).c_str());
     for (const auto& s : shape_changes) {
       std::printf("  %s %s: %s -> %s\n", paint("~ shape", Tone::bad, colour).c_str(),
-                  s["name"].get<std::string>().c_str(), s["a"].dump().c_str(), s["b"].dump().c_str());
+                  terminal_safe(s["name"].get<std::string>()).c_str(), s["a"].dump().c_str(),
+                  s["b"].dump().c_str());
     }
     if (dtype_changes.size() <= 8) {
       for (const auto& s : dtype_changes) {
-        std::printf("  ~ dtype %s: %s -> %s\n", s["name"].get<std::string>().c_str(),
+        std::printf("  ~ dtype %s: %s -> %s\n", terminal_safe(s["name"].get<std::string>()).c_str(),
                     s["a"].get<std::string>().c_str(), s["b"].get<std::string>().c_str());
       }
     } else {  // a whole-model conversion: one line per kind of change (--json lists each)
@@ -267,11 +278,15 @@ int run_diff(const DiffArgs& args) {
     if (!ranked.empty()) {
       int width = 20;
       for (const Changed* c : ranked)
-        width = std::max(width, static_cast<int>(std::min<std::size_t>(60, c->name.size())));
+        width = std::max(width,
+                         static_cast<int>(std::min<std::size_t>(60, display_width(terminal_safe(c->name)))));
       std::printf("\n  %-*s %9s %10s %12s %12s %10s %12s  %s\n", width, "changed most first", "allclose",
                   "non-finite", "max |a-b|", "max rel", "cosine", "rel L2", "first diff");
       for (const Changed* c : ranked) {
-        std::printf("  %-*s %9s %10s %12s %12s %10s %12s  %s\n", width, c->name.c_str(),
+        const std::string name = terminal_safe(c->name);
+        const std::string padding(
+            static_cast<std::size_t>(width) - std::min<std::size_t>(width, display_width(name)), ' ');
+        std::printf("  %s%s %9s %10s %12s %12s %10s %12s  %s\n", name.c_str(), padding.c_str(),
                     c->c.allclose ? "yes" : "NO",
                     c->c.finiteness_changes ? format_count(c->c.finiteness_changes).c_str() : "-",
                     format_number(c->c.max_abs_diff).c_str(), format_number(c->c.max_rel_diff).c_str(),
@@ -287,7 +302,6 @@ int run_diff(const DiffArgs& args) {
       }
     }
   }
-  std::fflush(stdout);
   return same ? 0 : 1;
 }
 

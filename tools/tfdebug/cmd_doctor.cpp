@@ -67,7 +67,7 @@ int run_doctor(bool json) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& [name, ok] : results) list.push_back({{"target", name}, {"self_test_ok", ok}});
     j["simd_targets"] = list;
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", json_text(j).c_str());
   } else {
     const bool colour = use_colour(stdout);
     std::printf("%s\n", paint("tfdebug " TFDEBUG_VERSION_STRING, Tone::bold, colour).c_str());
@@ -102,7 +102,7 @@ int run_dtypes(bool json) {
                       {"min_normal", i.min_normal},
                       {"min_subnormal", i.min_subnormal}});
     }
-    std::printf("%s\n", list.dump(2).c_str());
+    std::printf("%s\n", json_text(list).c_str());
     return 0;
   }
   std::printf("  %-10s %5s %14s %14s %14s\n", "dtype", "bytes", "max finite", "min normal", "min subnormal");

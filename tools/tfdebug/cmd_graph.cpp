@@ -17,6 +17,8 @@
 
 #include "commands.hpp"
 #include "graph_render.hpp"
+#include "json_output.hpp"
+#include "safe_text.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/core/model_graph.hpp"
 #include "tfdebug/export/onnx_export.hpp"
@@ -111,7 +113,7 @@ void write_output(const std::string& out, const ModelGraph& g, const DotOptions&
     return;
   }
   if (out.ends_with(".json")) {
-    write_file(out, graph_json(g).dump(2) + "\n");
+    write_file(out, json_text(graph_json(g)) + "\n");
   } else if (out.ends_with(".svg")) {
     render_svg(graph_dot(g, dot), out);
   } else if (out.ends_with(".dot") || out.ends_with(".gv")) {
@@ -123,7 +125,7 @@ void write_output(const std::string& out, const ModelGraph& g, const DotOptions&
                 ": the output's extension says the format: .dot, .gv, .svg, .json or .onnx (or - for DOT on "
                 "stdout)");
   }
-  std::fprintf(stderr, "%s: %zu nodes, %zu inputs, %zu outputs\n", out.c_str(), g.nodes.size(),
+  std::fprintf(stderr, "%s: %zu nodes, %zu inputs, %zu outputs\n", terminal_safe(out).c_str(), g.nodes.size(),
                g.inputs.size(), g.outputs.size());
 }
 
@@ -159,7 +161,8 @@ int run_graph(const GraphArgs& args) {
                        source.labels);
     }
     tb.close();
-    std::fprintf(stderr, "%s: graph (%zu nodes)%s\n", tb.path().c_str(), source.graph.nodes.size(),
+    std::fprintf(stderr, "%s: graph (%zu nodes)%s\n", terminal_safe(tb.path()).c_str(),
+                 source.graph.nodes.size(),
                  source.embedding.empty() ? "" : " and the token embedding for the projector");
   }
   return 0;

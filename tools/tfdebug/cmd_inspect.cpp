@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "json_output.hpp"
+#include "safe_text.hpp"
 #include "terminal.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/export/inspection_report.hpp"
@@ -35,6 +36,22 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
   std::string text = "[";
   for (std::size_t d = 0; d < shape.size(); ++d) text += (d ? "," : "") + std::to_string(shape[d]);
   return text + "]";
+}
+
+// The last `columns` code points of `text` (valid UTF-8, as terminal_safe leaves it).
+std::string last_columns(const std::string& text, std::size_t columns) {
+  std::size_t start = text.size();
+  for (std::size_t seen = 0; start > 0 && seen < columns;) {
+    --start;
+    if ((static_cast<unsigned char>(text[start]) & 0xC0u) != 0x80u) ++seen;
+  }
+  return text.substr(start);
+}
+
+std::string joined(const std::vector<std::string>& paths) {
+  std::string out;
+  for (const auto& p : paths) out += (out.empty() ? "" : ", ") + p;
+  return out;
 }
 
 // The --json document (schema in docs/inspect.md): a finding's evidence is merged into it.
@@ -67,6 +84,11 @@ nlohmann::json report_json(const inspect::Inspection& inspection) {
 }
 
 int run_inspect(const InspectArgs& args) {
+  constexpr int kMaxThreads = 1024;  // more only cost: the work is split over the cores there are
+  if (args.threads < 0 || args.threads > kMaxThreads) {
+    throw Error("--threads must be between 0 (one per core) and " + std::to_string(kMaxThreads) + ", got " +
+                std::to_string(args.threads));
+  }
   inspect::Options options;
   options.threads = args.threads;
   options.filter = args.filter;
@@ -94,41 +116,51 @@ int run_inspect(const InspectArgs& args) {
   const std::vector<std::filesystem::path> paths(args.paths.begin(), args.paths.end());
   const inspect::Inspection inspection = inspect::inspect(paths, options);
   if (progress) std::fprintf(stderr, "\r\033[K");
+  if (!args.filter.empty() && inspection.tensors.empty()) {
+    throw Error("--filter '" + args.filter + "' matches none of the " +
+                std::to_string(inspection.tensors_in_files) + " tensor names in " + joined(args.paths) +
+                " (a glob: * any text, ? one character, [..] a set)");
+  }
 
   // Built only for the outputs that hold it: for 200,000 tensors it is most of inspect's time.
   const nlohmann::json report =
       args.json || !args.mlflow.empty() ? report_json(inspection) : nlohmann::json();
   if (args.json) {
-    std::printf("%s\n", report.dump(2).c_str());
+    std::printf("%s\n", json_text(report).c_str());
   } else {
     const bool colour = use_colour(stdout);
     for (const auto& f : inspection.files)
-      std::printf("%s  (%s)\n", paint(f.path, Tone::bold, colour).c_str(), f.format.c_str());
+      std::printf("%s  (%s)\n", paint(terminal_safe(f.path), Tone::bold, colour).c_str(), f.format.c_str());
     std::printf("%zu tensors, %s parameters\n", inspection.tensors.size(),
                 format_count(inspection.parameters()).c_str());
     if (const auto it = inspection.metadata.find("tfdebug.undecoded"); it != inspection.metadata.end())
-      std::printf("%s\n", paint("not decoded: " + it->second, Tone::warn, colour).c_str());
+      std::printf("%s\n", paint("not decoded: " + terminal_safe(it->second), Tone::warn, colour).c_str());
     std::printf("\n");
+    // Names as the terminal shows them (Note [Terminal-safe text]).
+    std::vector<std::string> names;
+    names.reserve(inspection.tensors.size());
+    for (const inspect::TensorReport& r : inspection.tensors) names.push_back(terminal_safe(r.name));
     std::size_t name_width = 4;
-    for (const inspect::TensorReport& r : inspection.tensors)
-      name_width = std::min<std::size_t>(48, std::max(name_width, display_width(r.name)));
+    for (const std::string& name : names)
+      name_width = std::min<std::size_t>(48, std::max(name_width, display_width(name)));
     std::printf("  %-*s  %-9s %-16s %12s %11s %11s %11s %7s  %s\n", static_cast<int>(name_width), "name",
                 "dtype", "shape", "params", "mean", "std", "abs max", "zero", "histogram");
-    for (const inspect::TensorReport& r : inspection.tensors) {
+    for (std::size_t i = 0; i < inspection.tensors.size(); ++i) {
+      const inspect::TensorReport& r = inspection.tensors[i];
       const Stats& s = r.stats;
       const std::string shape = shape_text(r.shape);
       char zero[16];
       std::snprintf(zero, sizeof zero, "%.1f%%",
                     s.count ? 100.0 * static_cast<double>(s.zero) / s.count : 0.0);
-      std::string name = r.name;
-      if (display_width(name) > name_width) name = "…" + name.substr(name.size() - name_width + 1);
+      std::string name = names[i];
+      if (display_width(name) > name_width) name = "…" + last_columns(name, name_width - 1);
       const std::string padding(name_width - std::min(name_width, display_width(name)), ' ');
       std::string line = "  " + name + padding;
       char rest[256];
-      std::snprintf(rest, sizeof rest, "  %-9s %-16s %12s %11s %11s %11s %7s  %s", r.dtype.c_str(),
-                    shape.c_str(), format_count(s.count).c_str(), format_number(s.mean).c_str(),
-                    format_number(s.std).c_str(), format_number(s.abs_max).c_str(), zero,
-                    sparkline(r.sparkline.counts).c_str());
+      std::snprintf(rest, sizeof rest, "  %-9s %-16s %12s %11s %11s %11s %7s  %s",
+                    terminal_safe(r.dtype).c_str(), shape.c_str(), format_count(s.count).c_str(),
+                    format_number(s.mean).c_str(), format_number(s.std).c_str(),
+                    format_number(s.abs_max).c_str(), zero, sparkline(r.sparkline.counts).c_str());
       line += rest;
       std::printf("%s\n", paint(line, s.nonfinite() > 0 ? Tone::bad : Tone::plain, colour).c_str());
     }
@@ -146,12 +178,13 @@ int run_inspect(const InspectArgs& args) {
                                                           : Tone::dim;
       std::printf("  %s %s %s: %s\n    → %s\n",
                   paint(std::string(severity_name(f.severity)), tone, colour).c_str(), f.rule.c_str(),
-                  f.op.c_str(), f.message.c_str(), f.suggestion.c_str());
+                  terminal_safe(f.op).c_str(), terminal_safe(f.message).c_str(),
+                  terminal_safe(f.suggestion).c_str());
     }
   }
   if (!args.xlsx.empty()) write_inspection_xlsx(args.xlsx, inspection);
   if (!args.csv.empty()) write_inspection_csv(args.csv, inspection);
-  if (!args.mlflow.empty()) write_inspection_mlflow(args.mlflow, args.paths, inspection, report.dump(2));
+  if (!args.mlflow.empty()) write_inspection_mlflow(args.mlflow, args.paths, inspection, json_text(report));
   if (!args.tensorboard.empty()) write_inspection_tensorboard(args.tensorboard, inspection);
   return fail_on && inspection.any_at_least(*fail_on) ? 1 : 0;
 }

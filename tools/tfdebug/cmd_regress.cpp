@@ -3,6 +3,7 @@
 // files of `tfdebug demo --profile` op by op (self time per step), with the
 // Mann-Whitney U test, Cliff's delta and a confidence interval for the change
 // (docs/profiling.md). Exit code 1 on a significant slowdown beyond --threshold.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -13,7 +14,9 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "json_output.hpp"
 #include "profile_json.hpp"
+#include "safe_text.hpp"
 #include "terminal.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/core/read_file.hpp"
@@ -136,6 +139,16 @@ int run_regress(const RegressArgs& args) {
   std::vector<std::string> ignored;
   const auto baseline = read_benchmarks(args.baseline, ignored);
   const auto current = read_benchmarks(args.current, order);
+  // A gate that compares nothing must not pass: two files without a name in common (renamed
+  // benchmarks, the wrong file, a profile.json against benchmark JSON) are an error.
+  const bool any_shared = std::any_of(order.begin(), order.end(),
+                                      [&](const std::string& name) { return baseline.contains(name); });
+  if (!any_shared) {
+    throw Error("nothing matched: none of the " + std::to_string(current.size()) + " names in " +
+                args.current + " (e.g. '" + order.front() + "') is among the " +
+                std::to_string(baseline.size()) + " in " + args.baseline + " (e.g. '" +
+                baseline.begin()->first + "'), so nothing was compared");
+  }
   nlohmann::json report;
   report["baseline"] = args.baseline;
   report["current"] = args.current;
@@ -175,7 +188,7 @@ int run_regress(const RegressArgs& args) {
     if (!args.json) {
       const std::string ci = "[" + percent(gated.change_low) + ", " + percent(gated.change_high) + "]";
       const std::string n = std::to_string(gated.n_current);
-      std::printf("%-36s %4s %12s %12s %9s %21s %9.3g %+6.2f  %s%s\n", name.c_str(), n.c_str(),
+      std::printf("%-36s %4s %12s %12s %9s %21s %9.3g %+6.2f  %s%s\n", terminal_safe(name).c_str(), n.c_str(),
                   format_duration(gated.baseline_median).c_str(),
                   format_duration(gated.current_median).c_str(), percent(gated.change).c_str(), ci.c_str(),
                   gated.test.p_value, gated.effect, profile::severity_name(severity),
@@ -186,18 +199,17 @@ int run_regress(const RegressArgs& args) {
     if (!current.count(name)) report["only_in_baseline"].push_back(name);
   report["failing"] = failing;
   if (args.json) {
-    std::cout << report.dump(2) << '\n';
+    std::cout << json_text(report) << '\n';
   } else {
     std::printf("\n%s time, medians of repetitions; Mann-Whitney U (two-sided), Cliff's delta.\n",
                 args.metric.c_str());
     for (const auto& name : report["only_in_baseline"])
-      std::printf("only in baseline: %s\n", name.get<std::string>().c_str());
+      std::printf("only in baseline: %s\n", terminal_safe(name.get<std::string>()).c_str());
     for (const auto& name : report["only_in_current"])
-      std::printf("only in current: %s\n", name.get<std::string>().c_str());
+      std::printf("only in current: %s\n", terminal_safe(name.get<std::string>()).c_str());
     std::printf("%d significant slowdown%s beyond %.1f%% (p < %g)\n", failing, failing == 1 ? "" : "s",
                 args.threshold_percent, args.alpha);
   }
-  std::fflush(stdout);
   return failing > 0 ? 1 : 0;
 }
 
@@ -216,7 +228,9 @@ void register_regress(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"real", "cpu"}))
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "Print the report as JSON");
-  cmd->footer("Exit code: 0 no significant slowdown beyond the threshold; 1 one or more; 2 bad input.");
+  cmd->footer(
+      "Exit code: 0 no significant slowdown beyond the threshold; 1 one or more; 2 bad input, or no "
+      "benchmark in common.");
   cmd->callback([args, &exit_code] { exit_code = run_regress(*args); });
 }
 

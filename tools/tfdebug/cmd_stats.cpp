@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "json_output.hpp"
+#include "safe_text.hpp"
 #include "terminal.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/core/histogram.hpp"
@@ -16,6 +17,9 @@
 
 namespace tfdebug::cli {
 namespace {
+
+constexpr int kMaxBins = 1'000'000;
+constexpr int kMaxThreads = 1024;
 
 struct StatsArgs {
   std::string path;
@@ -93,7 +97,16 @@ int run_stats(const StatsArgs& args) {
   options.simd = args.simd;
   options.exact = args.exact;
   if (!args.target.empty()) options.target = parse_dtype(args.target);
-  if (args.bins < 1) throw Error("--bins must be at least 1, got " + std::to_string(args.bins));
+  // Bounds on what the options ask for: a histogram of kMaxBins is 16 MB; more threads than
+  // kMaxThreads only cost (the work is split in chunks over the cores there are).
+  if (args.bins < 1 || args.bins > kMaxBins) {
+    throw Error("--bins must be between 1 and " + std::to_string(kMaxBins) + ", got " +
+                std::to_string(args.bins));
+  }
+  if (args.threads < 0 || args.threads > kMaxThreads) {
+    throw Error("--threads must be between 0 (one per core) and " + std::to_string(kMaxThreads) + ", got " +
+                std::to_string(args.threads));
+  }
   for (double p : args.quantiles) {
     if (!(p >= 0 && p <= 1)) throw Error("--quantiles: " + std::to_string(p) + " is outside [0, 1]");
   }
@@ -145,13 +158,13 @@ int run_stats(const StatsArgs& args) {
       q.push_back({{"p", args.quantiles[i]}, {"value", quantile_values[i]}});
     }
     out["quantiles"] = q;
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", json_text(out).c_str());
     return 0;
   }
 
   const bool colour = use_colour(stdout);
-  std::printf("%s  %s  %s elements\n", paint(args.path, Tone::bold, colour).c_str(), view.describe().c_str(),
-              format_count(s.count).c_str());
+  std::printf("%s  %s  %s elements\n", paint(terminal_safe(args.path), Tone::bold, colour).c_str(),
+              view.describe().c_str(), format_count(s.count).c_str());
   KeyValueTable t;
   const Tone nonfinite_tone = s.nonfinite() > 0 ? Tone::bad : Tone::good;
   t.add("nan", paint(format_count(s.nan) + percent(s.nan, s.count), s.nan ? Tone::bad : Tone::plain, colour));

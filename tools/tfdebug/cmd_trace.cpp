@@ -9,6 +9,8 @@
 #include <string>
 
 #include "commands.hpp"
+#include "json_output.hpp"
+#include "safe_text.hpp"
 #include "terminal.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/core/read_file.hpp"
@@ -24,7 +26,7 @@ struct TraceArgs {
   std::string input;
   std::string output;
   bool json = false;
-  std::size_t top = 10;
+  std::int64_t top = 10;
 };
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -78,21 +80,22 @@ void write_output(const profile::Trace& trace, const std::string& path) {
 }
 
 void print_summary(const profile::TraceSummary& summary, const std::string& input, std::size_t top) {
-  std::printf("%s: %s span, %zu threads\n\n", input.c_str(),
+  std::printf("%s: %s span, %zu threads\n\n", terminal_safe(input).c_str(),
               format_duration(static_cast<double>(summary.end_ns - summary.start_ns)).c_str(),
               summary.threads.size());
   std::printf("top self time\n  %-32s %12s %12s %10s\n", "frame", "self", "total", "calls");
   const std::size_t n = std::min(top, summary.frames.size());
   for (std::size_t i = 0; i < n; ++i) {
     const auto& f = summary.frames[i];
-    std::printf(
-        "  %-32s %12s %12s %10llu\n", f.name.c_str(), format_duration(static_cast<double>(f.self_ns)).c_str(),
-        format_duration(static_cast<double>(f.total_ns)).c_str(), static_cast<unsigned long long>(f.calls));
+    std::printf("  %-32s %12s %12s %10llu\n", terminal_safe(f.name).c_str(),
+                format_duration(static_cast<double>(f.self_ns)).c_str(),
+                format_duration(static_cast<double>(f.total_ns)).c_str(),
+                static_cast<unsigned long long>(f.calls));
   }
   std::printf("\nthreads\n  %-20s %10s %12s %10s %10s %8s %8s\n", "thread", "tid", "busy", "zones", "events",
               "dropped", "evicted");
   for (const auto& t : summary.threads) {
-    std::printf("  %-20s %10u %12s %10llu %10llu %8llu %8llu\n", t.name.c_str(), t.tid,
+    std::printf("  %-20s %10u %12s %10llu %10llu %8llu %8llu\n", terminal_safe(t.name).c_str(), t.tid,
                 format_duration(static_cast<double>(t.busy_ns)).c_str(),
                 static_cast<unsigned long long>(t.slices), static_cast<unsigned long long>(t.events),
                 static_cast<unsigned long long>(t.dropped), static_cast<unsigned long long>(t.evicted));
@@ -123,6 +126,7 @@ nlohmann::json summary_json(const profile::TraceSummary& summary, const std::str
 }
 
 int run_trace(const TraceArgs& args) {
+  if (args.top < 0) throw Error("--top must be 0 or more, got " + std::to_string(args.top));
   if (!args.output.empty()) output_type(args.output);  // fail before reading a large input
   const profile::Trace trace = read_input(args.input);
   if (!args.output.empty()) {
@@ -131,9 +135,9 @@ int run_trace(const TraceArgs& args) {
   }
   const profile::TraceSummary summary = profile::summarize(trace);
   if (args.json) {
-    std::cout << summary_json(summary, args.input, args.top).dump(2) << '\n';
+    std::cout << json_text(summary_json(summary, args.input, static_cast<std::size_t>(args.top))) << '\n';
   } else {
-    print_summary(summary, args.input, args.top);
+    print_summary(summary, args.input, static_cast<std::size_t>(args.top));
   }
   return 0;
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "json_output.hpp"
 #include "profile_json.hpp"
 #include "terminal.hpp"
 #include "tfdebug/core/error.hpp"
@@ -198,7 +199,7 @@ void run_demo_profile(const demo::DemoConfig& config, demo::DemoTrainer& trainer
   write_file(dir / "profile.speedscope.json", [&](std::ostream& out) { write_speedscope(p.trace, out); });
   write_file(dir / "flame.svg", [&](std::ostream& out) { write_flame_graph_svg(p.trace, out); });
   write_file(dir / "profile.json",
-             [&](std::ostream& out) { out << profile_to_json(p, options.top).dump(1) << '\n'; });
+             [&](std::ostream& out) { out << json_text(profile_to_json(p, options.top), 1) << '\n'; });
   std::printf(
       "\nwrote %s: trace.json (Chrome), trace.perfetto-trace, profile.speedscope.json, flame.svg, "
       "profile.json\n",

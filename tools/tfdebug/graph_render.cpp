@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "safe_text.hpp"
+
 namespace tfdebug::cli {
 namespace {
 
@@ -86,9 +88,12 @@ std::string join(const std::vector<std::string>& parts, std::size_t n) {
   return s;
 }
 
+// A DOT string's contents: the name terminal-safe (Note [Terminal-safe text]: the DOT may go to
+// a terminal, and Graphviz wants UTF-8), then quotes and backslashes escaped, so a label shows
+// a control character as its escape, e.g. \x1b.
 std::string escaped(const std::string& s) {
   std::string out;
-  for (const char c : s) {
+  for (const char c : terminal_safe(s)) {
     if (c == '"' || c == '\\') out += '\\';
     out += c;
   }

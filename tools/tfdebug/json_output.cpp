@@ -8,6 +8,10 @@ nlohmann::json json_number(double x) {
   return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr);
 }
 
+std::string json_text(const nlohmann::json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 nlohmann::json to_json(const TargetFit& fit) {
   return {{"dtype", std::string(dtype_name(fit.dtype))},
           {"headroom", json_number(fit.headroom)},

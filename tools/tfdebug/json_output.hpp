@@ -2,6 +2,8 @@
 // Non-finite numbers (NaN, +-Inf) are written as null: JSON has no literal for them.
 #pragma once
 
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "tfdebug/core/histogram.hpp"
@@ -12,6 +14,13 @@ namespace tfdebug::cli {
 
 // A number, or null when it is NaN or infinite.
 nlohmann::json json_number(double x);
+
+// Note [JSON of invalid UTF-8]: JSON text is Unicode, but a name in a file may hold any bytes.
+// Every JSON document the CLI writes goes through json_text, which writes each invalid UTF-8
+// sequence (its maximal subpart, see tfdebug/core/utf8.hpp) as U+FFFD, the same text as
+// Python's bytes.decode("utf-8", "replace"); valid text, control characters included, is kept
+// (JSON escapes those itself). nlohmann's plain dump() would throw on such a name instead.
+std::string json_text(const nlohmann::json& j, int indent = 2);
 
 nlohmann::json to_json(const Stats& stats);
 nlohmann::json to_json(const TargetFit& fit);

@@ -73,6 +73,7 @@ struct Inspection {
   std::vector<ModelFileInfo> files;             // every file read (shards, external data)
   std::map<std::string, std::string> metadata;  // the files' metadata, merged
   std::vector<TensorReport> tensors;            // in file order
+  std::size_t tensors_in_files = 0;             // before Options::filter chose `tensors`
   std::vector<LayerSummary> layers;             // by layer number
   std::vector<Finding> findings;                // pickle code (scan), tensor by tensor, identical tensors
 
