@@ -20,6 +20,18 @@ nlohmann::ordered_json number(double value) {
   return value;
 }
 
+// Which non-finite value it is: JSON's null does not say ("nan", "inf", "-inf").
+const char* nonfinite_name(double value) {
+  if (std::isnan(value)) return "nan";
+  return value > 0 ? "inf" : "-inf";
+}
+
+// `key`: the value, or null and `key`_nonfinite naming which (docs/exports.md, "metrics.jsonl").
+void put(nlohmann::ordered_json& object, const std::string& key, double value) {
+  object[key] = number(value);
+  if (!std::isfinite(value)) object[key + "_nonfinite"] = nonfinite_name(value);
+}
+
 // The shortest decimal that reads back as the same double; "nan", "inf", "-inf" as Python's
 // float() and pandas read them.
 std::string csv_number(double value) {
@@ -72,8 +84,8 @@ void JsonlMetricsSink::on_step(const StepMetrics& m) {
   nlohmann::ordered_json modules = nlohmann::ordered_json::object();
   for (const ModuleMetrics& module : m.modules) {
     nlohmann::ordered_json entry = nlohmann::ordered_json::object();
-    if (module.grad_norm) entry["grad_norm"] = number(*module.grad_norm);
-    if (module.update_ratio) entry["update_ratio"] = number(*module.update_ratio);
+    if (module.grad_norm) put(entry, "grad_norm", *module.grad_norm);
+    if (module.update_ratio) put(entry, "update_ratio", *module.update_ratio);
     if (const auto& a = module.activations) {
       entry["activations"] = {{"outputs", a->outputs},
                               {"values", a->values},
@@ -84,8 +96,9 @@ void JsonlMetricsSink::on_step(const StepMetrics& m) {
     }
     modules[detail::module_label(module.module)] = std::move(entry);
   }
-  nlohmann::ordered_json line = {
-      {"step", m.step}, {"loss", m.loss ? number(*m.loss) : nullptr}, {"modules", std::move(modules)}};
+  nlohmann::ordered_json line = {{"step", m.step}, {"loss", nullptr}};
+  if (m.loss) put(line, "loss", *m.loss);
+  line["modules"] = std::move(modules);
   write(line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
 }
 

@@ -32,8 +32,15 @@ std::string mlflow_key(std::string key) {
 
 MlflowSink::MlflowSink(const std::string& mlruns, const std::string& experiment, const std::string& run_name,
                        const RunConfig& config, int flush_every)
-    : run_(mlruns, experiment, run_name), flush_every_(flush_every < 1 ? 1 : flush_every) {
-  for (const auto& [key, value] : config.entries()) run_.log_param(key, value);
+    : MlflowSink(mlruns, experiment, run_name, config.entries(), flush_every) {}
+
+MlflowSink::MlflowSink(const std::string& mlruns, const std::string& experiment, const std::string& run_name,
+                       const std::vector<std::pair<std::string, std::string>>& config_entries,
+                       int flush_every)
+    : run_(mlruns, experiment, run_name),
+      config_(config_entries),
+      flush_every_(flush_every < 1 ? 1 : flush_every) {
+  for (const auto& [key, value] : config_entries) run_.log_param(key, value);
   run_.set_tag("tfdebug.version", TFDEBUG_VERSION_STRING);
 }
 
@@ -87,9 +94,10 @@ void MlflowSink::on_run_end(const RunSummary& s) {
     run_.set_tag("tfdebug.first_error", first_error->rule + " at step " + std::to_string(first_error->step) +
                                             ": " + first_error->message);
   }
-  JsonReportSink(std::filesystem::path(run_.run_dir()) / "artifacts" / "report.json").on_run_end(s);
+  run_.set_tag("tfdebug.complete", s.complete ? "true" : "false");
+  JsonReportSink(std::filesystem::path(run_.run_dir()) / "artifacts" / "report.json", config_).write(s);
   ended_ = true;
-  run_.finish(/*failed=*/counts[2] > 0);
+  run_.finish(/*failed=*/counts[2] > 0 || !s.complete);
 }
 
 }  // namespace tfdebug

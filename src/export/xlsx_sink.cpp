@@ -56,7 +56,11 @@ void wide_sheet(XlsxWorkbook& book, const std::string& name, const std::string& 
 }  // namespace
 
 XlsxSink::XlsxSink(std::string path, const RunConfig& config, XlsxSinkOptions options)
-    : path_(std::move(path)), config_(config.entries()), options_(options) {
+    : XlsxSink(std::move(path), config.entries(), options) {}
+
+XlsxSink::XlsxSink(std::string path, std::vector<std::pair<std::string, std::string>> config_entries,
+                   XlsxSinkOptions options)
+    : path_(std::move(path)), config_(std::move(config_entries)), options_(options) {
   if (options_.every < 1) options_.every = 1;
   // The workbook is written at the end of the run: find out now, not after hours of training,
   // that it cannot be.

@@ -4,12 +4,18 @@
 
 namespace tfdebug {
 
-JsonReportSink::JsonReportSink(std::filesystem::path path) : path_(std::move(path)) {}
+JsonReportSink::JsonReportSink(std::filesystem::path path,
+                               std::vector<std::pair<std::string, std::string>> config)
+    : path_(std::move(path)), config_(std::move(config)) {}
 
 void JsonReportSink::on_finding(const Finding& /*finding*/) {}
 
 void JsonReportSink::on_run_end(const RunSummary& summary) {
-  detail::write_text_file(path_, detail::report_json(summary).dump(1) + "\n");
+  write(summary);
+}
+
+void JsonReportSink::write(const RunSummary& summary) {
+  detail::write_text_file(path_, detail::report_json(summary, config_).dump(1) + "\n");
 }
 
 }  // namespace tfdebug

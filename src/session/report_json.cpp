@@ -59,7 +59,7 @@ nlohmann::ordered_json finding_json(const Finding& f) {
           {"worst", occurrence_json(f.worst)}};
 }
 
-nlohmann::ordered_json report_json(const RunSummary& s) {
+nlohmann::ordered_json report_json(const RunSummary& s, const ConfigEntries& config) {
   nlohmann::ordered_json findings = nlohmann::ordered_json::array();
   nlohmann::ordered_json counts = {{"error", 0}, {"warning", 0}, {"info", 0}};
   for (const Finding& f : s.findings) {
@@ -76,8 +76,11 @@ nlohmann::ordered_json report_json(const RunSummary& s) {
                         {"stable_rank", number(m.stable_rank)},
                         {"iterations", m.iterations}});
   }
+  nlohmann::ordered_json config_json = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : config) config_json[key] = value;
   return {{"tool", "tfdebug"},
           {"version", TFDEBUG_VERSION_STRING},
+          {"complete", s.complete},
           {"steps", s.steps},
           {"first_step", s.first_step},
           {"last_step", s.last_step},
@@ -93,7 +96,8 @@ nlohmann::ordered_json report_json(const RunSummary& s) {
             {"untracked_observations", s.untracked_observations},
             {"op_summaries", s.dropped_op_summaries},
             {"sink_events", s.dropped_sink_events}}},
-          {"hook_errors", s.hook_errors}};
+          {"hook_errors", s.hook_errors},
+          {"config", config_json}};
 }
 
 void write_flight_recorder_json(const std::filesystem::path& path, const Finding& trigger,

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -16,7 +18,10 @@ namespace tfdebug::detail {
 // A number as JSON (NaN and Inf as null), a list as an array, text as a string.
 nlohmann::ordered_json evidence_json(const EvidenceValue& value);
 nlohmann::ordered_json finding_json(const Finding& finding);
-nlohmann::ordered_json report_json(const RunSummary& summary);
+// RunConfig::entries(): what report.json's "config" holds.
+using ConfigEntries = std::vector<std::pair<std::string, std::string>>;
+// report.json: the summary, with "complete" from summary.complete, and the configuration.
+nlohmann::ordered_json report_json(const RunSummary& summary, const ConfigEntries& config);
 void write_flight_recorder_json(const std::filesystem::path& path, const Finding& trigger,
                                 const std::vector<RecordedStep>& steps);
 // Writes `text` to `path` through a temporary file and a rename, so readers never see half a

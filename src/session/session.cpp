@@ -176,6 +176,13 @@ struct Session::State final : RuleContext {
   std::optional<std::int64_t> dump_at_step;
   std::optional<std::filesystem::path> dump_path;
   std::optional<RunSummary> finished;
+  // Note [Report as it goes]: the run_dir's report.json, rewritten while the run goes on.
+  std::shared_ptr<JsonReportSink> report;
+  bool report_urgent = false;  // a new finding (or the flight recorder's dump) is not in it yet
+  std::chrono::steady_clock::time_point report_written{};
+  // With `mutex` held: rewrites report.json ("complete": false) when `urgent` things wait or the
+  // last rewrite is kReportEvery old; a failure is a hook error, training goes on.
+  void update_report(bool at_step_end);
   std::atomic<std::int64_t> current_step{0};
   std::atomic<Tier> tier{Tier::watch};         // the run's (RunConfig::tier, set_tier)
   std::atomic<std::int64_t> diagnose_from{0};  // steps [from, until] observe in diagnose, once armed
@@ -321,6 +328,8 @@ void Session::State::emit(Finding finding) {
   }
   finding_index.emplace(key, findings.size());
   findings.push_back(std::move(finding));
+  report_urgent = true;
+  update_report(/*at_step_end=*/false);
   for (const auto& sink : sinks) {
     try {
       sink->on_finding(findings.back());
@@ -339,6 +348,35 @@ void Session::State::add_evidence(std::string_view rule, std::string_view module
   if (double* number = value != nullptr ? std::get_if<double>(value) : nullptr) *number += delta;
 }
 
+// Note [Report as it goes]: a run that is killed (SIGKILL, the OOM killer, a node lost) never
+// reaches finish(), so report.json is also rewritten while the run goes on, with "complete":
+// false, each time through a temporary file and a rename (write_text_file): at any moment the
+// file is a whole report, the last one written. When: a new finding at once, unless the last
+// rewrite is younger than kReportEvery (then at the end of its step, so a step that raises many
+// findings writes once); anything else that changed (counts, evidence, the step counter) at the
+// end of a step once kReportEvery has passed. So the cost is bounded by max_findings + one
+// rewrite per kReportEvery, whatever the step rate, and a kill loses at most the findings of the
+// step in progress after its first one, and the counts of the last kReportEvery.
+namespace {
+constexpr std::chrono::milliseconds kReportEvery{1000};
+}  // namespace
+
+void Session::State::update_report(bool at_step_end) {
+  if (!report || finished) return;
+  const auto now = std::chrono::steady_clock::now();
+  const bool due = now - report_written >= kReportEvery;
+  if (!(report_urgent && (at_step_end || due)) && !(at_step_end && due)) return;
+  report_written = now;
+  report_urgent = false;
+  try {
+    RunSummary progress = summary();
+    progress.complete = false;
+    report->write(progress);
+  } catch (const std::exception& e) {
+    hook_error(std::string("report.json: ") + e.what());
+  }
+}
+
 void Session::State::write_flight_recorder() {
   dump_at_step.reset();
   moments_wanted.store(false, std::memory_order_relaxed);
@@ -352,6 +390,7 @@ void Session::State::write_flight_recorder() {
   const Finding& trigger = kept != finding_index.end() ? findings[kept->second] : *first_error;
   detail::write_flight_recorder_json(path, trigger, recorder.steps());
   dump_path = path;
+  report_urgent = true;
 }
 
 RunSummary Session::State::summary() const {
@@ -373,8 +412,11 @@ RunSummary Session::State::summary() const {
 Session::Session(RunConfig config) {
   config.validate();
   state_ = std::make_unique<State>(std::move(config));
-  if (!state_->config.run_dir.empty())
-    state_->sinks.push_back(std::make_shared<JsonReportSink>(state_->config.run_dir / "report.json"));
+  if (!state_->config.run_dir.empty()) {
+    state_->report =
+        std::make_shared<JsonReportSink>(state_->config.run_dir / "report.json", state_->config.entries());
+    state_->sinks.push_back(state_->report);
+  }
   if (state_->config.console) state_->sinks.push_back(std::make_shared<ConsoleSink>());
 }
 
@@ -575,6 +617,7 @@ void Session::end_step(std::int64_t step, std::optional<double> loss) {
       s.hook_error(std::string("flight recorder: ") + e.what());
     }
   }
+  s.update_report(/*at_step_end=*/true);
 }
 
 Tier Session::tier() const noexcept {

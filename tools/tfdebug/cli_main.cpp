@@ -141,6 +141,7 @@ void describe_app(CLI::App& app) {
       "  tfdebug trace step.json -o step.speedscope.json\n"
       "  tfdebug regress baseline.json current.json --threshold 5\n"
       "  tfdebug demo --fault log --steps 100 --out runs/log\n"
+      "  tfdebug report runs/log --xlsx runs/log.xlsx\n"
       "  tfdebug doctor\n"
       "Exit codes: 0 success, 1 findings (--fail-on), differences (diff) or slowdowns (regress),\n"
       "2 bad input (or output that could not be written), 3 an internal error (please report it).");

@@ -21,5 +21,6 @@ void register_demo(CLI::App& app, int& exit_code);  // cmd_demo.cpp, built with 
 #endif
 void register_trace(CLI::App& app, int& exit_code);
 void register_regress(CLI::App& app, int& exit_code);
+void register_report(CLI::App& app, int& exit_code);  // cmd_report.cpp
 
 }  // namespace tfdebug::cli

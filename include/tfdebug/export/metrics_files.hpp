@@ -12,10 +12,16 @@
 //                  0,loss,,2.9004
 //                  0,grad_norm,blocks.0.attn.q,0.0094
 // Histograms are not written here (TensorBoardSink has them).
+//
+// read_metrics_jsonl reads metrics.jsonl back (`tfdebug report` rebuilds every export from it):
+//
+//   tfdebug::read_metrics_jsonl("runs/exp1/metrics.jsonl", [](const tfdebug::StepMetrics& m) { ... });
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 
 #include "tfdebug/session/sink.hpp"
 
@@ -55,5 +61,21 @@ class CsvMetricsSink : public MetricsFileSink {
   void on_step(const StepMetrics& metrics) override;
   bool wants_step_metrics() const noexcept override { return true; }
 };
+
+// What read_metrics_jsonl read.
+struct MetricsFileRead {
+  std::int64_t steps = 0;       // lines (one per step)
+  std::int64_t first_step = 0;  // of the first line and the last one (0 when there is none)
+  std::int64_t last_step = 0;
+  // The file ended in part of a line (a run killed while writing it): that part is left out.
+  bool cut_off = false;
+};
+
+// Calls `step` with each line's metrics, in file order, as JsonlMetricsSink wrote them (a module
+// "(top level)" is module ""; loss is absent when the line says null without loss_nonfinite).
+// Only what metrics.jsonl holds: no histograms; ActivationSummary::zeros from zero_fraction.
+// tfdebug::Error naming the file, the line and the field for anything else.
+MetricsFileRead read_metrics_jsonl(const std::filesystem::path& path,
+                                   const std::function<void(const StepMetrics&)>& step);
 
 }  // namespace tfdebug

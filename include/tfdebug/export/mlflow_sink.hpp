@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tfdebug/export/mlflow.hpp"
@@ -31,6 +32,9 @@ class MlflowSink : public Sink {
   // config.entries() as params.
   MlflowSink(const std::string& mlruns, const std::string& experiment, const std::string& run_name,
              const RunConfig& config, int flush_every = 10);
+  // The same, with the configuration's entries as given (a run read back from its report.json).
+  MlflowSink(const std::string& mlruns, const std::string& experiment, const std::string& run_name,
+             const std::vector<std::pair<std::string, std::string>>& config_entries, int flush_every = 10);
   // A run that never reached on_run_end (the program threw, the Session was never finished)
   // ends FAILED, with its buffered points written.
   ~MlflowSink() override;
@@ -41,8 +45,10 @@ class MlflowSink : public Sink {
   void on_step(const StepMetrics& metrics) override;
   bool wants_step_metrics() const noexcept override { return true; }
   // Writes the buffered points, the counts as metrics "findings.error|warning|info", the tags
-  // tfdebug.healthy, tfdebug.errors, tfdebug.warnings, tfdebug.first_error, artifacts/report.json,
-  // and ends the run: FAILED when an error-level finding was made, else FINISHED.
+  // tfdebug.healthy, tfdebug.errors, tfdebug.warnings, tfdebug.first_error, tfdebug.complete,
+  // artifacts/report.json, and ends the run: FAILED when an error-level finding was made or the
+  // run did not finish (summary.complete false: a killed run rebuilt by rebuild_exports), else
+  // FINISHED.
   void on_run_end(const RunSummary& summary) override;
 
   const MlflowRun& run() const noexcept { return run_; }
@@ -50,6 +56,7 @@ class MlflowSink : public Sink {
  private:
   void flush();
   MlflowRun run_;
+  std::vector<std::pair<std::string, std::string>> config_;  // for artifacts/report.json
   std::vector<MlflowMetric> pending_;
   int flush_every_;
   int unflushed_steps_ = 0;

@@ -40,6 +40,10 @@ class XlsxSink : public Sink {
  public:
   // Checks that `path` can be written (tfdebug::Error naming it when not); writes at on_run_end.
   XlsxSink(std::string path, const RunConfig& config, XlsxSinkOptions options = {});
+  // The same, with the configuration's entries as given (RunConfig::entries() of a run read back
+  // from its report.json: tfdebug::rebuild_exports).
+  XlsxSink(std::string path, std::vector<std::pair<std::string, std::string>> config_entries,
+           XlsxSinkOptions options = {});
 
   void on_finding(const Finding& finding) override;
   void on_step(const StepMetrics& metrics) override;

@@ -41,6 +41,9 @@ struct RunSummary {
   std::int64_t dropped_sink_events = 0;                  // events queued sinks were too slow to take
   std::vector<std::string> hook_errors;                  // failures in rules and sinks (the first 16)
   bool stopped = false;                                  // stop_on_error was set and an error was found
+  // False in the reports a Session writes while the run goes on (Note [Report as it goes] in
+  // src/session/session.cpp), and so in a killed run's report.json read back (RunReport).
+  bool complete = true;
 };
 
 }  // namespace tfdebug
