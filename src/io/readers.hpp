@@ -37,6 +37,11 @@ class OwnedBuffers {
   std::uint64_t budget() const noexcept { return budget_; }
   std::size_t size() const noexcept { return buffers_.size(); }  // buffers allocated
   bool empty() const noexcept { return buffers_.empty(); }
+  // Frees every buffer (views into them dangle) and gives their bytes back to the budget.
+  void clear() noexcept {
+    buffers_.clear();
+    used_ = 0;
+  }
 
  private:
   std::deque<std::vector<std::byte>> buffers_;  // a deque: earlier buffers never move
