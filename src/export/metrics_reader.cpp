@@ -1,4 +1,5 @@
 // metrics.jsonl read back: the inverse of JsonlMetricsSink::on_step (metrics_files.cpp).
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -14,12 +15,40 @@ namespace tfdebug {
 
 namespace {
 
-using Json = nlohmann::ordered_json;  // modules stay in the order they were written (by path)
+// Not ordered_json: it checks each new key against the ones before, a cost that grows with the
+// square of a model's modules. The modules are put back in the writer's order (by path) below.
+using Json = nlohmann::json;
 
 // A step's line is at most this long; a longer one is not one of ours (and would cost memory).
-constexpr std::size_t kMaxLine = std::size_t(64) << 20;
+constexpr std::size_t kMaxLine = std::size_t(16) << 20;
 // step → modules → module → activations → value.
-constexpr int kMaxDepth = 4;
+constexpr std::size_t kMaxDepth = 4;
+
+// Nesting is checked by a scan of the text before parsing, not by the parser's callback, whose
+// cost grows with the square of sibling objects (a model's modules).
+bool too_deep(const std::string& text) {
+  std::size_t depth = 0;
+  bool in_string = false;
+  bool escaped = false;
+  for (const char c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      if (++depth > kMaxDepth) return true;
+    } else if ((c == '}' || c == ']') && depth > 0) {
+      --depth;
+    }
+  }
+  return false;
+}
 
 // A field's name comes from the file: control characters (an escape sequence, a line break)
 // become '?', so that the error stays one plain line.
@@ -93,16 +122,12 @@ ActivationSummary read_activations(const LineFields& f, const Json& a, const std
 
 StepMetrics read_line(const std::filesystem::path& path, std::int64_t number, const std::string& line) {
   const LineFields f(path, number);
-  const Json::parser_callback_t depth_limit = [&](int depth, Json::parse_event_t /*event*/,
-                                                  Json& /*parsed*/) {
-    if (depth > kMaxDepth)
-      throw Error(f.where() + ": nested deeper than " + std::to_string(kMaxDepth) +
-                  " levels: not a line of metrics.jsonl");
-    return true;
-  };
+  if (too_deep(line))
+    throw Error(f.where() + ": nested deeper than " + std::to_string(kMaxDepth) +
+                " levels: not a line of metrics.jsonl");
   Json doc;
   try {
-    doc = Json::parse(line, depth_limit);
+    doc = Json::parse(line);
   } catch (const Json::parse_error& e) {
     // Not e.what(): it quotes the bytes it read, which may be anything.
     throw Error(f.where() + ": not JSON (a syntax error at byte " + std::to_string(e.byte) +
@@ -130,6 +155,9 @@ StepMetrics read_line(const std::filesystem::path& path, std::int64_t number, co
       module.activations = read_activations(f, *a, prefix + "activations.");
     m.modules.push_back(std::move(module));
   }
+  // StepMetrics::modules are sorted by path, "" (the top level) first; the file's keys are labels.
+  std::sort(m.modules.begin(), m.modules.end(),
+            [](const ModuleMetrics& a, const ModuleMetrics& b) { return a.module < b.module; });
   return m;
 }
 

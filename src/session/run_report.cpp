@@ -7,6 +7,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -19,11 +20,46 @@ namespace {
 // Ordered: evidence and config keep the order they were written in.
 using Json = nlohmann::ordered_json;
 
-// Nesting deeper than any report's (findings[i].latest.evidence.key[j] is 5) is refused while
-// parsing, before it costs memory.
-constexpr int kMaxDepth = 16;
+// Nesting deeper than any report's (findings[i].latest.evidence.key[j] is 5) is refused before
+// parsing, and so are objects with more keys than a report's (its config has ~70; a rule's
+// evidence a few): an ordered object checks each new key against the ones before, so its cost
+// grows with the square of its keys, and 16 MiB of them would take minutes. Checked by a scan of
+// the text, not the parser's callback, whose cost grows with the square of sibling objects.
+constexpr std::size_t kMaxDepth = 16;
+constexpr std::size_t kMaxKeys = 256;
 
-// The checks of one file's fields; every failure names the file and the field.
+void check_shape(const std::string& text, const std::filesystem::path& path) {
+  constexpr std::size_t kArray = SIZE_MAX;  // an open array; else the keys of an open object
+  std::vector<std::size_t> open;
+  bool in_string = false;
+  bool escaped = false;
+  for (const char c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      open.push_back(c == '{' ? 0 : kArray);
+      if (open.size() > kMaxDepth)
+        throw Error(path.string() + ": nested deeper than " + std::to_string(kMaxDepth) +
+                    " levels: not a report.json");
+    } else if ((c == '}' || c == ']') && !open.empty()) {
+      open.pop_back();
+    } else if (c == ':' && !open.empty() && open.back() != kArray && ++open.back() > kMaxKeys) {
+      throw Error(path.string() + ": an object with more than " + std::to_string(kMaxKeys) +
+                  " keys: not a report.json");
+    }
+  }
+}
+
 // A field's name comes from the file: control characters (an escape sequence, a line break)
 // become '?', so that the error stays one plain line.
 std::string printable(std::string text) {
@@ -170,15 +206,9 @@ Json parse(const std::filesystem::path& path) {
   std::ostringstream bytes;
   bytes << in.rdbuf();
   const std::string text = bytes.str();
-  const Json::parser_callback_t depth_limit = [&](int depth, Json::parse_event_t /*event*/,
-                                                  Json& /*parsed*/) {
-    if (depth > kMaxDepth)
-      throw Error(path.string() + ": nested deeper than " + std::to_string(kMaxDepth) +
-                  " levels: not a report.json");
-    return true;
-  };
+  check_shape(text, path);
   try {
-    return Json::parse(text, depth_limit);
+    return Json::parse(text);
   } catch (const Json::parse_error& e) {
     // Not e.what(): it quotes the bytes it read, which may be anything.
     throw Error(path.string() + ": not JSON (a syntax error at byte " + std::to_string(e.byte) +

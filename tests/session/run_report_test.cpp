@@ -290,6 +290,10 @@ TEST(RunReport, MalformedReportsAreOneLineErrorsNamingFileAndField) {
   EXPECT_EQ(error_of(path), p + ": field '(top level)': expected an object (a report.json)");
   put(std::string(100000, '[') + std::string(100000, ']'));
   EXPECT_EQ(error_of(path), p + ": nested deeper than 16 levels: not a report.json");
+  std::string keys = "{\"tool\": \"tfdebug\", \"config\": {";
+  for (int i = 0; i < 300; ++i) keys += (i > 0 ? ",\"k" : "\"k") + std::to_string(i) + "\": \"{[:\"";
+  put(keys + "}}");
+  EXPECT_EQ(error_of(path), p + ": an object with more than 256 keys: not a report.json");
 
   RunSummary s;
   Finding f;

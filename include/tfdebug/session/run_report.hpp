@@ -30,7 +30,7 @@ struct RunReport {
 };
 
 // At most this many bytes: report.json is bounded by RunConfig::max_findings.
-inline constexpr std::uintmax_t kMaxReportBytes = std::uintmax_t(64) << 20;
+inline constexpr std::uintmax_t kMaxReportBytes = std::uintmax_t(16) << 20;
 
 // Reads and checks `path` (tfdebug::Error: missing, too large, not JSON, a field missing or of
 // the wrong type, naming the file and the field).
