@@ -66,7 +66,7 @@ check "a mistyped subcommand is named, with the one meant" \
   expect 2 "tfdebug: error: unknown subcommand 'inspec' — did you mean 'inspect'?" inspec m.safetensors
 check "a swapped pair of letters is one edit" expect 2 "did you mean 'graph'?" grpah -g.onnx
 check "a subcommand far from every name lists them" \
-  expect 2 "unknown subcommand 'frobnicate'; the subcommands are inspect, diff, graph" frobnicate
+  expect 2 "unknown subcommand 'frobnicate'; the subcommands are inspect, scan, diff, graph" frobnicate
 "$tfdebug" >"$work/out" 2>"$work/err"
 check "tfdebug alone is a usage error" test $? -eq 2
 check "tfdebug alone prints the usage" grep -q "^Usage: tfdebug" "$work/err"

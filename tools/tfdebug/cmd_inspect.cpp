@@ -54,22 +54,19 @@ std::string joined(const std::vector<std::string>& paths) {
   return out;
 }
 
-// The --json document (schema in docs/inspect.md): a finding's evidence is merged into it.
-nlohmann::json report_json(const inspect::Inspection& inspection) {
+nlohmann::json tensor_json(const inspect::TensorReport& r) {
+  return {{"name", r.name},           {"file", r.file}, {"dtype", r.dtype}, {"shape", r.shape},
+          {"params", r.stats.count}, {"stats", to_json(r.stats)}};
+}
+
+// The --json document (schema in docs/inspect.md) without its tensors: a finding's evidence is
+// merged into it.
+nlohmann::json report_json_head(const inspect::Inspection& inspection) {
   nlohmann::json out;
   out["files"] = nlohmann::json::array();
   for (const auto& f : inspection.files) out["files"].push_back({{"path", f.path}, {"format", f.format}});
   out["metadata"] = nlohmann::json::object();
   for (const auto& [k, v] : inspection.metadata) out["metadata"][k] = v;
-  out["tensors"] = nlohmann::json::array();
-  for (const inspect::TensorReport& r : inspection.tensors) {
-    out["tensors"].push_back({{"name", r.name},
-                              {"file", r.file},
-                              {"dtype", r.dtype},
-                              {"shape", r.shape},
-                              {"params", r.stats.count},
-                              {"stats", to_json(r.stats)}});
-  }
   out["findings"] = nlohmann::json::array();
   for (const Finding& f : inspection.findings) {
     nlohmann::json j = {{"rule", f.rule},
@@ -81,6 +78,49 @@ nlohmann::json report_json(const inspect::Inspection& inspection) {
     out["findings"].push_back(std::move(j));
   }
   return out;
+}
+
+nlohmann::json report_json(const inspect::Inspection& inspection) {
+  nlohmann::json out = report_json_head(inspection);
+  out["tensors"] = nlohmann::json::array();
+  for (const inspect::TensorReport& r : inspection.tensors) out["tensors"].push_back(tensor_json(r));
+  return out;
+}
+
+// `text` (a value dumped with indent 2) as it sits `by` spaces deeper.
+std::string indented(std::string text, std::size_t by) {
+  const std::string pad(by, ' ');
+  std::string out;
+  out.reserve(text.size() + text.size() / 8);
+  for (const char c : text) {
+    out += c;
+    if (c == '\n') out += pad;
+  }
+  return out;
+}
+
+// report_json(inspection) as json_text writes it, one tensor at a time: the document of a
+// checkpoint with 200,000 tensors would take a gigabyte as one value.
+void print_report_json(const inspect::Inspection& inspection) {
+  const nlohmann::json head = report_json_head(inspection);
+  std::string text = "{\n";
+  for (const char* key : {"files", "findings", "metadata"}) {  // json_text's order: keys sorted
+    text += std::string("  \"") + key + "\": " + indented(json_text(head[key]), 2) + ",\n";
+  }
+  text += "  \"tensors\": ";
+  std::fputs(text.c_str(), stdout);
+  if (inspection.tensors.empty()) {
+    std::fputs("[]", stdout);
+  } else {
+    std::fputs("[\n", stdout);
+    for (std::size_t i = 0; i < inspection.tensors.size(); ++i) {
+      const std::string tensor = "    " + indented(json_text(tensor_json(inspection.tensors[i])), 4);
+      std::fputs(tensor.c_str(), stdout);
+      std::fputs(i + 1 < inspection.tensors.size() ? ",\n" : "\n", stdout);
+    }
+    std::fputs("  ]", stdout);
+  }
+  std::fputs("\n}\n", stdout);
 }
 
 int run_inspect(const InspectArgs& args) {
@@ -123,10 +163,9 @@ int run_inspect(const InspectArgs& args) {
   }
 
   // Built only for the outputs that hold it: for 200,000 tensors it is most of inspect's time.
-  const nlohmann::json report =
-      args.json || !args.mlflow.empty() ? report_json(inspection) : nlohmann::json();
+  const nlohmann::json report = !args.mlflow.empty() ? report_json(inspection) : nlohmann::json();
   if (args.json) {
-    std::printf("%s\n", json_text(report).c_str());
+    print_report_json(inspection);
   } else {
     const bool colour = use_colour(stdout);
     for (const auto& f : inspection.files)
