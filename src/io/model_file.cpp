@@ -116,7 +116,7 @@ bool is_inside(const fs::path& file, const fs::path& root) {
 // A missing file is returned as named (opening it reports that).
 fs::path contained(const fs::path& file, const fs::path& root, const std::string& what) {
   std::error_code ec;
-  const fs::path real = fs::canonical(file, ec);
+  fs::path real = fs::canonical(file, ec);
   if (ec == std::errc::too_many_symbolic_link_levels) {
     throw Error(file.string() + ": a symlink loop (" + what + ")");
   }

@@ -55,8 +55,8 @@ std::string joined(const std::vector<std::string>& paths) {
 }
 
 nlohmann::json tensor_json(const inspect::TensorReport& r) {
-  return {{"name", r.name},           {"file", r.file}, {"dtype", r.dtype}, {"shape", r.shape},
-          {"params", r.stats.count}, {"stats", to_json(r.stats)}};
+  return {{"name", r.name},   {"file", r.file},          {"dtype", r.dtype},
+          {"shape", r.shape}, {"params", r.stats.count}, {"stats", to_json(r.stats)}};
 }
 
 // The --json document (schema in docs/inspect.md) without its tensors: a finding's evidence is
@@ -88,7 +88,7 @@ nlohmann::json report_json(const inspect::Inspection& inspection) {
 }
 
 // `text` (a value dumped with indent 2) as it sits `by` spaces deeper.
-std::string indented(std::string text, std::size_t by) {
+std::string indented(const std::string& text, std::size_t by) {
   const std::string pad(by, ' ');
   std::string out;
   out.reserve(text.size() + text.size() / 8);
