@@ -378,6 +378,11 @@ GlobalVerdict classify_global(std::string_view module, std::string_view name) {
   if (module == "numpy.dtypes" && name.ends_with("DType") && identifier(name)) {
     return verdict(GlobalRisk::allowed, kNumpy);
   }
+  // A module keeps its activation by reference (TransformerEncoderLayer's relu): a function of
+  // tensors, imported with torch itself.
+  if (module == "torch.nn.functional" && identifier(name) && !name.starts_with("_")) {
+    return verdict(GlobalRisk::allowed, "a torch.nn.functional function (a module's activation)");
+  }
   if (module.starts_with("torch.nn.modules.") && identifier(name)) {
     return verdict(GlobalRisk::full_module, "a torch.nn module class: the file holds a whole module");
   }

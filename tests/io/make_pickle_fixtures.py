@@ -248,6 +248,14 @@ torch.save(full, os.path.join(out, "benign/full_module.pt"))
 expect("benign/full_module.pt", "info", {"torch.nn.modules.container.Sequential": ["full_module", CALLED],
                                          "torch.nn.modules.linear.Linear": ["full_module", CALLED],
                                          "torch.nn.modules.activation.ReLU": ["full_module", CALLED]})
+# A whole transformer layer: it keeps its activation as torch.nn.functional.relu, a function
+# referenced by name (allowed), beside its module classes (info).
+torch.save(torch.nn.TransformerEncoderLayer(8, 2, 16), os.path.join(out, "benign/full_transformer.pt"))
+expect("benign/full_transformer.pt", "info",
+       {f"torch.nn.modules.{m}": ["full_module", CALLED]
+        for m in ("transformer.TransformerEncoderLayer", "activation.MultiheadAttention",
+                  "linear.NonDynamicallyQuantizableLinear", "linear.Linear", "dropout.Dropout",
+                  "normalization.LayerNorm")})
 # A user class from the saving script: torch.load imports __main__: a warning.
 torch.save(net, os.path.join(out, "benign/user_module.pt"))
 expect("benign/user_module.pt", "warning", {"__main__.Net": ["imports", CALLED],
