@@ -474,7 +474,7 @@ def gguf_seeds():
 def run_seeds(run_dir):
     finding = {"rule": "nonfinite", "severity": "error", "step": 5, "phase": "forward", "module": "fc2",
                "op": "fc2.log", "message": "fc2.log makes NaN from finite inputs", "suggestion": "clamp its input",
-               "count": 7, "last_step": 11, "evidence": {"nan": 1, "propagators": ["fc2.log"], "note": "x",
+               "count": 7, "last_step": 11, "evidence": {"nan": 1, "propagators": [3, 4], "note": "x",
                                                          "none": None},
                "latest": {"step": 11, "phase": "forward", "module": "fc2", "op": "fc2.log", "message": "again",
                           "evidence": {}},
@@ -490,7 +490,7 @@ def run_seeds(run_dir):
     t = "run_report_fuzz"
     write(t, "killed.json", json.dumps(report, indent=1))
     minimal = {k: report[k] for k in ("tool", "version", "steps", "first_step", "last_step", "observations",
-                                      "stopped", "findings", "spectral", "flight_recorder", "dropped")}
+                                      "stopped", "findings", "spectral", "flight_recorder", "dropped", "hook_errors")}
     minimal.update(findings=[], spectral=[], flight_recorder=None)
     write(t, "minimal.json", json.dumps(minimal, separators=(",", ":")))
     hostile = dict(report, findings=[dict(finding, message="\x1b[31m\nline\u202e", module="\ud800".encode(
