@@ -31,7 +31,7 @@ for name in $targets; do
     -artifact_prefix="build/fuzz/artifacts/$name-" "$corpus" >"build/fuzz/$name.log" 2>&1
   rc=$?
   set -e
-  grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units)" "build/fuzz/$name.log" || true
+  grep -E "^(#[0-9]+[[:space:]]+DONE|stat::number_of_executed_units)" "build/fuzz/$name.log" || true
   if [ "$rc" -ne 0 ]; then
     grep -v "^INFO" "build/fuzz/$name.log" | tail -40 || true
     inputs="$(sed -n 's/.*Test unit written to \([^ ]*\).*/\1/p' "build/fuzz/$name.log" | tr '\n' ' ')"
