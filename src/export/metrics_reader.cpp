@@ -132,6 +132,8 @@ StepMetrics read_line(const std::filesystem::path& path, std::int64_t number, co
     // Not e.what(): it quotes the bytes it read, which may be anything.
     throw Error(f.where() + ": not JSON (a syntax error at byte " + std::to_string(e.byte) +
                 "): expected one step's metrics");
+  } catch (const Json::out_of_range&) {  // 1e400: the parser's number overflow
+    throw Error(f.where() + ": a number beyond the range of a double: expected one step's metrics");
   }
   if (!doc.is_object()) f.fail("(the line)", "an object (one step's metrics)");
   StepMetrics m;

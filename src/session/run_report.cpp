@@ -213,6 +213,8 @@ Json parse(const std::filesystem::path& path) {
     // Not e.what(): it quotes the bytes it read, which may be anything.
     throw Error(path.string() + ": not JSON (a syntax error at byte " + std::to_string(e.byte) +
                 "): expected a report.json");
+  } catch (const Json::out_of_range&) {  // 1e400: the parser's number overflow
+    throw Error(path.string() + ": a number beyond the range of a double: not a report.json");
   }
 }
 

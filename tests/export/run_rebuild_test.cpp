@@ -147,6 +147,10 @@ TEST(MetricsJsonl, MalformedLinesAreOneLineErrorsNamingLineAndField) {
             p + ": line 1: field 'modules.fc.activations.outputs': expected a count (an integer >= 0)");
   EXPECT_EQ(error_of_line(path, "[[[[[[[[[[[[[[]]]]]]]]]]]]]]\n"),
             p + ": line 1: nested deeper than 4 levels: not a line of metrics.jsonl");
+  // metrics_jsonl_fuzz: a number past a double's range was the parser's out_of_range, not a
+  // tfdebug::Error (tfdebug report exited 3).
+  EXPECT_EQ(error_of_line(path, good + "{\"step\":1,\"loss\":1e400,\"modules\":{}}\n"),
+            p + ": line 2: a number beyond the range of a double: expected one step's metrics");
 }
 
 // The same small run as tests/export/write_run.cpp, finished, through a recording sink and

@@ -294,6 +294,10 @@ TEST(RunReport, MalformedReportsAreOneLineErrorsNamingFileAndField) {
   for (int i = 0; i < 300; ++i) keys += (i > 0 ? ",\"k" : "\"k") + std::to_string(i) + "\": \"{[:\"";
   put(keys + "}}");
   EXPECT_EQ(error_of(path), p + ": an object with more than 256 keys: not a report.json");
+  // run_report_fuzz: a number past a double's range was the parser's out_of_range, not a
+  // tfdebug::Error (tfdebug report exited 3).
+  put("{\"tool\": \"tfdebug\", \"steps\": 1e400}");
+  EXPECT_EQ(error_of(path), p + ": a number beyond the range of a double: not a report.json");
 
   RunSummary s;
   Finding f;
