@@ -17,6 +17,9 @@ packages=(
   zlib1g-dev
   # CLI and report writers (Excel workbooks: libxlsxwriter)
   libcli11-dev nlohmann-json3-dev libfmt-dev libxlsxwriter-dev
+  # viz: plots (cairo, text through pango), PNG (libpng), animated GIF (giflib), video (libav*)
+  libcairo2-dev libpango1.0-dev libpng-dev libgif-dev libavcodec-dev libavformat-dev libavutil-dev
+  libswscale-dev fonts-dejavu-core
   # session: run configuration files in TOML
   libtomlplusplus-dev
   # tests and benchmarks
@@ -31,6 +34,9 @@ packages=(
   # Perfetto and TensorBoard protobuf (protoc --decode_raw), TensorBoard's CRC32C (crcmod),
   # MLflow's meta.yaml (yaml)
   python3-openpyxl graphviz protobuf-compiler python3-crcmod python3-yaml
+  # independent readers of pictures: rsvg-convert (SVG), ffprobe/ffmpeg (GIF and video), a real
+  # browser for the HTML report (Chromium, driven by npm's playwright-core), tmux for `tfdebug top`
+  librsvg2-bin ffmpeg chromium tmux
   # npm test clients (tests/npm) and the flame graph's inline script check (node --check)
   nodejs
   # bench scripts: GNU time (peak RSS), bc, valgrind (callgrind instruction counts), hyperfine
