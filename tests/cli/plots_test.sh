@@ -48,4 +48,31 @@ check "--plots onto a file: exit 2" [ $? -eq 2 ]
 check "the error names the folder" grep -q "a_file: cannot create the folder" "$work/err"
 "$tfdebug" inspect "$fixtures/model.safetensors" --plots "$work/x" --plot-format gif >/dev/null 2>"$work/err"
 check "--plot-format gif: exit 2" [ $? -eq 2 ]
+
+# tfdebug heatmap: attention probabilities [batch, heads, queries, keys] with token labels.
+$py "$here/make_attention.py" "$work"
+out=$("$tfdebug" heatmap "$work/attn.npy" --labels "$work/tokens.txt" --index 1 -o "$work/attn.png")
+check "heatmap exits 0" [ $? -eq 0 ]
+check "heatmap says what it drew" grep -qx "heatmap: $work/attn.png (4 panels of 10 x 10)" <<<"$out"
+check "4 heads side by side: 1920 x 460" [ "$(png_size "$work/attn.png")" = "1920 460" ]
+# Causal attention: the first query attends only to the first key (p = 1, viridis' yellow) in
+# every head, so at least 4 cells of some 30 x 30 pixels are yellow.
+check "the first query's cell is yellow in every head" [ "$(pixels_near "$work/attn.png" 253 231 37)" -gt 3000 ]
+check "masked cells (p = 0) are viridis' purple" [ "$(pixels_near "$work/attn.png" 68 1 84)" -gt 20000 ]
+"$tfdebug" heatmap "$work/signed.npy" -o "$work/signed.svg" >/dev/null
+check "a signed matrix: the diverging map's white middle is in the SVG" grep -q "rgb(96[0-9.]*%,96[0-9.]*%,96[0-9.]*%)\|#f7f7f7\|rgb(247,247,247)" "$work/signed.svg"
+"$tfdebug" heatmap "$work/attn.npy" --index 2 -o "$work/x.png" 2>"$work/err"
+check "--index past the batch: exit 2" [ $? -eq 2 ]
+check "the error says the batch size" grep -q "outside the batch of 2" "$work/err"
+printf 'a\nb\n' >"$work/two.txt"
+"$tfdebug" heatmap "$work/attn.npy" --labels "$work/two.txt" -o "$work/x.png" 2>"$work/err"
+check "labels that do not match: exit 2" [ $? -eq 2 ]
+check "the error counts them" grep -q "2 labels for a 10 x 10 matrix" "$work/err"
+"$tfdebug" heatmap "$fixtures/compressed.npz" -o "$work/x.png" 2>"$work/err"
+check "several tensors and no --tensor: exit 2" [ $? -eq 2 ]
+check "the error lists them" grep -q "holds 3 tensors; choose one with --tensor (w, b, arr_0)" "$work/err"
+"$tfdebug" heatmap "$fixtures/compressed.npz" --tensor W -o "$work/x.png" 2>"$work/err"
+check "a mistyped --tensor gets a did-you-mean" grep -q "no tensor named .W.; did you mean .w.?" "$work/err"
+"$tfdebug" heatmap "$work/attn.npy" -o "$work/x.jpg" 2>"$work/err"
+check "-o x.jpg: exit 2" [ $? -eq 2 ]
 finish "cli_plots"
