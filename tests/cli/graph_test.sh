@@ -52,18 +52,39 @@ assert j["inputs"] == [{"name": "tokens", "shape": "i64[2,8]"}] and j["outputs"]
 PY
 "$tfdebug" graph "$model" --depth 0 | grep -c "subgraph" >"$work/count"
 check "--depth 0 draws no clusters" test "$(cat "$work/count")" = 0
-# ONNX -> ONNX: the nodes with their attributes as read, initializers as shaped inputs.
-"$tfdebug" graph "$model" -o "$work/rt.onnx" 2>/dev/null
-check "an ONNX model written back passes onnx.checker with the same nodes" $py - "$work/rt.onnx" "$model" <<'PY'
+# ONNX -> ONNX: the nodes with their attributes as read, the initializers with their values.
+"$tfdebug" graph "$model" -o "$work/rt.onnx" 2>"$work/rt.err"
+check "an ONNX model written back passes onnx.checker with the same nodes and weights" $py - "$work/rt.onnx" "$model" <<'PY'
 import sys, onnx
+import numpy as np
+from onnx import numpy_helper
 rt, orig = onnx.load(sys.argv[1]), onnx.load(sys.argv[2])
-onnx.checker.check_model(rt)
+onnx.checker.check_model(rt, full_check=True)
 assert [(n.op_type, list(n.input), list(n.output)) for n in rt.graph.node] == \
        [(n.op_type, list(n.input), list(n.output)) for n in orig.graph.node]
 assert [n.attribute for n in rt.graph.node] == [n.attribute for n in orig.graph.node]
+want = {t.name: numpy_helper.to_array(t) for t in orig.graph.initializer}
+got = {t.name: numpy_helper.to_array(t) for t in rt.graph.initializer}
+assert want and sorted(got) == sorted(want), (sorted(got), sorted(want))
+for name, a in want.items():
+    assert got[name].dtype == a.dtype and got[name].shape == a.shape and np.array_equal(got[name], a), name
+inputs = {i.name for i in rt.graph.input}
+assert "tokens" in inputs and not inputs & set(want), inputs
+PY
+check "it says how many weights it wrote" grep -Eq "rt.onnx: [0-9]+ weights with their values \([0-9,]+ bytes\)" "$work/rt.err"
+"$tfdebug" graph "$model" --max-weights 0 -o "$work/shapes.onnx" 2>"$work/shapes.err"
+check "--max-weights 0: every weight a shaped input, no data" $py - "$work/shapes.onnx" "$model" <<'PY'
+import sys, onnx
+rt, orig = onnx.load(sys.argv[1]), onnx.load(sys.argv[2])
+onnx.checker.check_model(rt)
+assert len(rt.graph.initializer) == 0
 inputs = {i.name for i in rt.graph.input}
 assert {t.name for t in orig.graph.initializer} <= inputs and "tokens" in inputs
 PY
+check "... and says so" grep -q "0 weights with their values (0 bytes), [0-9]* as shapes only past --max-weights 0 MiB" "$work/shapes.err"
+"$tfdebug" graph "$model" --max-weights -1 -o "$work/x.onnx" >/dev/null 2>"$work/neg.err"
+check "--max-weights -1 is exit 2" test $? -eq 2
+check "... with a one-line error naming it" grep -q -- "--max-weights must be a number of MiB" "$work/neg.err"
 # ONNX -> TensorBoard graph, decoded by the independent reader.
 "$tfdebug" graph "$model" --tensorboard "$work/tb" 2>/dev/null
 check "the TensorBoard graph of an ONNX model has every node, scoped, with its inputs" bash -c "$py '$(dirname "$0")/../export/read_tfevents.py' '$work/tb'/events.* > '$work/tb.json' && $py - '$work/tb.json' '$model'" <<'PY'
