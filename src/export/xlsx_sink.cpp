@@ -68,8 +68,8 @@ void wide_sheet(XlsxWorkbook& book, const std::string& name, const std::string& 
       std::min(order.size(), std::size_t(std::clamp(chart_modules, 1, 255)));  // Excel: 255 series at most
   order.resize(shown);
   std::sort(order.begin(), order.end());
-  std::vector<int> ys;
-  for (const int c : order) ys.push_back(c + 1);
+  std::vector<int> ys(order.size());
+  std::transform(order.begin(), order.end(), ys.begin(), [](int c) { return c + 1; });  // past "step"
   const std::string chart_title = shown < modules.size()
                                       ? title + ": the " + std::to_string(shown) + " largest of " +
                                             std::to_string(modules.size()) + " modules (all in the table)"

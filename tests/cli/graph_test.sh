@@ -129,9 +129,15 @@ for n in j["nodes"]:
         assert shapes[n["outputs"][0]] == [32, 4, 16, 16], shapes[n["outputs"][0]]
 assert [o.name for o in m.graph.output] == [o["name"] for o in j["outputs"]]
 assert [d.dim_value for d in m.graph.output[0].type.tensor_type.shape.dim] == [32, 16, 16]
+# Every weight is an initializer with its values (Netron shows them), none a graph input.
 weights = {w["name"]: w["shape"] for w in j["weights"]}
-inputs = {i.name: [d.dim_value for d in i.type.tensor_type.shape.dim] for i in m.graph.input}
-assert inputs["tok.weight"] == [16, 32] and weights["tok.weight"] == "f32[16,32]"
+from onnx import numpy_helper
+inits = {t.name: numpy_helper.to_array(t) for t in m.graph.initializer}
+assert sorted(inits) == sorted(weights), (sorted(inits), sorted(weights))
+for name, shape in weights.items():
+    assert inits[name].dtype == "float32" and "f32[" + ",".join(map(str, inits[name].shape)) + "]" == shape, name
+assert not {i.name for i in m.graph.input} & set(weights)
+assert inits["tok.weight"].shape == (16, 32) and len(set(inits["tok.weight"].ravel().tolist())) == 512
 PY
   "$tfdebug" graph "$work/demo.onnx" -o "$work/demo_rt.json" 2>/dev/null
   check "demo: our ONNX reader reads the ONNX back" $py -c "
@@ -169,6 +175,18 @@ values = [float(v) for r in rows for v in r]
 assert all(math.isfinite(v) for v in values) and len(set(values)) == len(values)
 labels = open(os.path.join(d, e["metadata_path"])).read().splitlines()
 assert labels[0] == "0 (separator)" and labels[1:] == [str(i) for i in range(1, 16)]
+PY
+  check "demo: the ONNX's tok.weight holds the values the projector shows" $py - "$work/demo_tb" "$work/demo.onnx" <<'PY'
+import math, os, re, sys, onnx
+from onnx import numpy_helper
+config = open(os.path.join(sys.argv[1], "projector_config.pbtxt")).read()
+tsv = os.path.join(sys.argv[1], re.search(r'tensor_path: "([^"]*)"', config).group(1))
+rows = [[float(v) for v in line.split("\t")] for line in open(tsv).read().splitlines()]
+tok = [t for t in onnx.load(sys.argv[2]).graph.initializer if t.name == "tok.weight"][0]
+onnx_rows = numpy_helper.to_array(tok).tolist()
+assert len(rows) == len(onnx_rows) == 16
+for a, b in zip(rows, onnx_rows):
+    assert all(math.isclose(x, y, rel_tol=1e-6, abs_tol=1e-12) for x, y in zip(a, b)), (a[:3], b[:3])
 PY
 else
   check "without LibTorch, --demo says so" grep -q "without LibTorch" "$work/err"

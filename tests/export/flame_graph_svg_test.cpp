@@ -40,13 +40,13 @@ std::string unescape(std::string text) {
 }
 
 std::vector<Frame> frames_of(const std::string& svg) {
-  static const std::regex frame(
+  static const std::regex kFrame(
       R"re(<g class="f"[^>]*><title>(.*) \([^()]*\)</title><rect x="([0-9.]+)" y="([0-9.]+)" width="([0-9.]+)"[^>]*/><text[^>]*>(.*)</text></g>)re");
   std::vector<Frame> out;
   std::istringstream lines(svg);
   for (std::string line; std::getline(lines, line);) {
     std::smatch m;
-    if (!std::regex_match(line, m, frame)) continue;
+    if (!std::regex_match(line, m, kFrame)) continue;
     out.push_back({std::stod(m[2]), std::stod(m[3]), std::stod(m[4]), unescape(m[1]), unescape(m[5])});
   }
   return out;

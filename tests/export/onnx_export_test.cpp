@@ -32,7 +32,7 @@ nlohmann::json read_onnx(const fs::path& model) {
   return nlohmann::json::parse(out);
 }
 
-GraphValue value(const std::string& name, int elem_type, std::vector<std::int64_t> dims) {
+GraphValue value(const std::string& name, int elem_type, const std::vector<std::int64_t>& dims) {
   GraphValue v;
   v.name = name;
   v.elem_type = elem_type;

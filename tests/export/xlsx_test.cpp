@@ -49,7 +49,7 @@ std::string module_name(int i) {
 // decades from first to last; layers.00 is NaN at step 3 and layers.01 +inf at step 4. The update
 // ratio is 0.5 + 0.01 i + 0.001 step (within a decade).
 fs::path run_book() {
-  const fs::path path = fresh("run.xlsx");
+  fs::path path = fresh("run.xlsx");
   XlsxSink sink(path.string(), std::vector<std::pair<std::string, std::string>>{});
   for (int step = 0; step < 6; ++step) {
     StepMetrics m;
