@@ -23,10 +23,13 @@
 namespace {
 
 // Whether the command line is one of tfdebug-torch's: the first argument that is not an option
-// is `demo`, or it is `graph` with --demo.
+// (nor --color's value) is `demo`, or it is `graph` with --demo.
 bool needs_torch(int argc, char** argv) {
   int command = 1;
-  while (command < argc && argv[command][0] == '-') ++command;
+  while (command < argc && argv[command][0] == '-') {
+    const std::string_view option = argv[command];
+    command += option == "--color" || option == "--colour" ? 2 : 1;
+  }
   if (command >= argc) return false;
   const std::string_view name = argv[command];
   if (name == "demo") return true;
