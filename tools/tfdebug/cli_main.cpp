@@ -81,6 +81,11 @@ std::string extras_message(const CLI::App& app) {
   for (const CLI::Option* option : owner.get_options()) {
     for (const std::string& name : option->get_lnames()) long_names.push_back(name);
   }
+  if (&owner != &app) {  // the top-level options (--color) are taken after a subcommand too
+    for (const CLI::Option* option : app.get_options()) {
+      for (const std::string& name : option->get_lnames()) long_names.push_back(name);
+    }
+  }
   std::string message = "unknown option '" + arg + "'";
   if (arg.starts_with("--")) {
     const std::string name =
