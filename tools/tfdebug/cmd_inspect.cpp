@@ -284,8 +284,9 @@ int run_inspect(const InspectArgs& args) {
     const InspectionPlots plots = write_inspection_plots(model_paths, inspection, args.plots, plot_options);
     // On stderr with --json, whose stdout is one JSON document.
     std::FILE* out = args.json ? stderr : stdout;
-    std::fprintf(out, "\nplots: %zu pictures in %s (histograms of %zu tensors", plots.files.size(),
-                 terminal_safe(args.plots).c_str(), plots.tensors_drawn);
+    const auto n = [](std::size_t count, const char* noun) { return plural(std::int64_t(count), noun); };
+    std::fprintf(out, "\nplots: %s in %s (histograms of %s", n(plots.files.size(), "picture").c_str(),
+                 terminal_safe(args.plots).c_str(), n(plots.tensors_drawn, "tensor").c_str());
     if (plots.layers > 0) std::fprintf(out, "; %zu of %zu layers", plots.layers_drawn, plots.layers);
     std::fprintf(out, ")\n");
   }

@@ -127,8 +127,9 @@ int run_report(const ReportArgs& args) {
     plot_options.format = args.plot_format;
     const RunPlots plots = write_run_plots(args.run_dir, args.plots, plot_options);
     std::FILE* out = args.json ? stderr : stdout;  // --json: stdout is one JSON document
-    std::fprintf(out, "plots: %zu pictures in %s (%lld steps, %zu modules", plots.files.size(),
-                 printable(args.plots).c_str(), static_cast<long long>(plots.steps), plots.modules);
+    std::fprintf(out, "plots: %s in %s (%s, %s", plural(std::int64_t(plots.files.size()), "picture").c_str(),
+                 printable(args.plots).c_str(), plural(plots.steps, "step").c_str(),
+                 plural(std::int64_t(plots.modules), "module").c_str());
     if (plots.steps_per_column > 1)
       std::fprintf(out, "; heatmap columns of %zu steps", plots.steps_per_column);
     std::fprintf(out, ")\n");
