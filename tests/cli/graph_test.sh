@@ -150,7 +150,7 @@ labels = open(os.path.join(d, e["metadata_path"])).read().splitlines()
 assert labels[0] == "0 (separator)" and labels[1:] == [str(i) for i in range(1, 16)]
 PY
 else
-  check "without LibTorch, --demo says so" grep -q "without LibTorch" "$work/err"
+  check "without LibTorch, --demo says so" grep -q "'graph' needs LibTorch" "$work/err"
 fi
 "$tfdebug" graph "$fx/model.safetensors" 2>"$work/err" >/dev/null
 check "a file without a graph exits 2" test $? -eq 2
