@@ -3,12 +3,12 @@
 # count per severity, plurals, tables that fit COLUMNS with names elided in the middle, no escape
 # code under NO_COLOR / TERM=dumb / --color never, escape codes with --color always, metadata in
 # the text output (GGUF, safetensors, PyTorch), the range used and its headroom. A real terminal
-# comes from script(1) (util-linux), which runs the command on a pseudo-terminal.
+# comes from script(1) (util-linux), which runs the command on a pseudo-terminal, and tmux.
 set -u
 tfdebug="$1"
 fx="$2"
 source "$(dirname "$0")/harness.sh"
-require script
+require script tmux
 unset COLUMNS NO_COLOR
 export TERM=xterm-256color
 
@@ -73,6 +73,29 @@ assert "  (mean, std, zero, histogram left out to fit 60 columns; a" in lines, l
 PY
 "$tfdebug" inspect "$work/long.safetensors" >"$work/wide.txt"
 check "not a terminal: no limit, names whole" bash -c "grep -q '^  model.layers.10.self_attention.query_key_value.weight  f32 ' '$work/wide.txt' && ! grep -q '…' '$work/wide.txt'"
+# Without COLUMNS, a terminal's own width (TIOCGWINSZ): a tmux window 70 columns wide; a
+# pseudo-terminal that reports no size (script's, 0x0) gets 80.
+socket="tfdebug_text_$$"
+tmux -L "$socket" new-session -d -x 70 -y 40 -s text \
+  "'$tfdebug' inspect '$work/long.safetensors'; tmux -L '$socket' wait-for -S printed; sleep 30"
+timeout 20 tmux -L "$socket" wait-for printed
+tmux -L "$socket" capture-pane -p -t text >"$work/tmux70.txt"
+tmux -L "$socket" kill-server
+check "a 70-column tmux window: the table fits 70 columns" $py - "$work/tmux70.txt" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+assert "  name                             dtype  shape  params  abs max  mean" in lines, lines
+assert "  model.layers.10…ey_value.weight  f32    [2,4]       8        7   3.5" in lines, lines
+assert max(len(l) for l in lines) <= 70, lines
+PY
+script -qec "'$tfdebug' inspect '$work/long.safetensors'" /dev/null </dev/null | tr -d '\r' >"$work/tty80.txt"
+check "a terminal that reports no width: 80 columns" $py - "$work/tty80.txt" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+table = [l for l in lines if l.startswith("  model.") or l.startswith("  name ")]
+assert table and max(len(l) for l in table) == 80, table
+assert all("…" in l for l in table[1:]), table
+PY
 COLUMNS=60 "$tfdebug" inspect "$fx/model.safetensors" >"$work/narrow_findings.txt"
 check "COLUMNS=60: finding lines wrap under their text" $py - "$work/narrow_findings.txt" <<'PY'
 import sys
