@@ -189,7 +189,7 @@ for a, b in zip(rows, onnx_rows):
     assert all(math.isclose(x, y, rel_tol=1e-6, abs_tol=1e-12) for x, y in zip(a, b)), (a[:3], b[:3])
 PY
 else
-  check "without LibTorch, --demo says so" grep -q "needs LibTorch" "$work/err"
+  check "without LibTorch, --demo says so" grep -q "'graph' needs LibTorch" "$work/err"
 fi
 "$tfdebug" graph "$fx/model.safetensors" 2>"$work/err" >/dev/null
 check "a file without a graph exits 2" test $? -eq 2

@@ -11,6 +11,7 @@
 #include "commands.hpp"
 #include "demo_model.hpp"
 #include "demo_profile.hpp"
+#include "terminal.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/export/metrics_files.hpp"
 #include "tfdebug/export/mlflow_sink.hpp"
@@ -88,7 +89,7 @@ int run_demo(const DemoOptions& options) {
   run.tier = options.tier == "watch" ? Tier::watch : Tier::diagnose;
   if (!options.out.empty()) run.run_dir = options.out;
   Session session(run);
-  session.add_sink(std::make_shared<ConsoleSink>(stdout));
+  session.add_sink(std::make_shared<ConsoleSink>(stdout, use_colour(stdout)));  // --color, NO_COLOR, TERM
   if (!options.out.empty()) {
     session.add_sink(
         std::make_shared<JsonlMetricsSink>(std::filesystem::path(options.out) / "metrics.jsonl"));

@@ -158,8 +158,11 @@ void write_output(const std::string& out, const Source& source, const GraphArgs&
                 ": the output's extension says the format: .dot, .gv, .svg, .json or .onnx (or - for DOT on "
                 "stdout)");
   }
-  std::fprintf(stderr, "%s: %zu nodes, %zu inputs, %zu outputs\n", terminal_safe(out).c_str(), g.nodes.size(),
-               g.inputs.size(), g.outputs.size());
+  const auto count = [](std::size_t n, const char* noun) {
+    return plural(static_cast<std::int64_t>(n), noun);
+  };
+  std::fprintf(stderr, "%s: %s, %s, %s\n", terminal_safe(out).c_str(), count(g.nodes.size(), "node").c_str(),
+               count(g.inputs.size(), "input").c_str(), count(g.outputs.size(), "output").c_str());
 }
 
 int run_graph(const GraphArgs& args) {
@@ -196,8 +199,8 @@ int run_graph(const GraphArgs& args) {
                        source.labels);
     }
     tb.close();
-    std::fprintf(stderr, "%s: graph (%zu nodes)%s\n", terminal_safe(tb.path()).c_str(),
-                 source.graph.nodes.size(),
+    std::fprintf(stderr, "%s: graph (%s)%s\n", terminal_safe(tb.path()).c_str(),
+                 plural(static_cast<std::int64_t>(source.graph.nodes.size()), "node").c_str(),
                  source.embedding.empty() ? "" : " and the token embedding for the projector");
   }
   return 0;
