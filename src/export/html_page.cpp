@@ -144,8 +144,8 @@ HtmlReportWritten write_run_html(const std::filesystem::path& run_dir, const std
   const std::string data = run_report_data(run_dir, options, &written);
   std::string title = options.title;
   if (title.empty()) {
-    std::error_code ec;
-    title = std::filesystem::absolute(run_dir, ec).lexically_normal().string();
+    // The run directory as the user named it.
+    title = run_dir.lexically_normal().string();
     while (title.size() > 1 && title.back() == '/') title.pop_back();
   }
   const std::string page = html_page("run", title, data);

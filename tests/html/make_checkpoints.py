@@ -3,7 +3,9 @@
 the safetensors layout by hand (an independent writer):
 
   small.safetensors   a 4-layer model: layers.2.mlp.up.weight holds 3 NaN, layers.1.attn.k.weight
-                      is all zeros, and a tensor named to break out of the page's <script>
+                      is all zeros, layers.3.mlp.down.weight holds the largest value (7.5), and a
+                      tensor named to break out of the page's <script>; small.expected.json has
+                      layer 0's rms and largest |value| computed by numpy
   big.safetensors     1,000 layers x 100 tensors = 100,000 tensors (+ 2), to bound size and load time
 
 usage: make_checkpoints.py OUT_DIR
@@ -52,11 +54,20 @@ def small(path):
             up[9, 1] = np.nan
             up[11, 0] = np.nan
         tensors.append((p + "mlp.up.weight", up))
-        tensors.append((p + "mlp.down.weight", rng.normal(0, scale, (32, 64))))
+        down = rng.normal(0, scale, (32, 64))
+        if layer == 3:
+            down[0, 0] = 7.5  # the largest |value| of the model: the table's first row by abs max
+        tensors.append((p + "mlp.down.weight", down))
         tensors.append((p + "norm.weight", np.ones(32)))
     # A name that would end the page's data island and run a script if it were pasted as markup.
     tensors.append(("head.</script><script>alert(1)</script>\u2028.weight", rng.normal(0, 0.02, (8, 32))))
     write_safetensors(path, tensors, {"format": "pt", "note": "written by tests/html/make_checkpoints.py"})
+    # What the page must show for layer 0, computed here independently (float64 over the f32 values).
+    layer0 = np.concatenate([np.asarray(a, dtype=np.float32).astype(np.float64).ravel()
+                             for n, a in tensors if n.startswith("layers.0.")])
+    with open(path.replace(".safetensors", ".expected.json"), "w") as f:
+        json.dump({"layer0_rms": float(np.sqrt(np.mean(layer0 ** 2))), "layer0_abs_max": float(np.max(np.abs(layer0))),
+                   "tensors": len(tensors)}, f)
 
 
 def big(path):

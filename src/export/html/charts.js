@@ -325,9 +325,17 @@ TF.heatmap = function (opts) {
   var tip = TF.tip(holder);
   var bar = TF.el("div", { class: "colorbar" });
   host.appendChild(bar);
-  var values = opts.values.map(function (row) {
-    return row.map(TF.num);
+  // Rows without a single value (a module with activations but no gradient) are left out.
+  var rowNames = [];
+  var values = [];
+  opts.values.forEach(function (row, r) {
+    var v = row.map(TF.num);
+    if (v.some(function (x) { return x !== null; })) {
+      rowNames.push(opts.rows[r]);
+      values.push(v);
+    }
   });
+  opts = Object.assign({}, opts, { rows: rowNames });
   var lo = Infinity;
   var hi = -Infinity;
   values.forEach(function (row) {
@@ -360,7 +368,8 @@ TF.heatmap = function (opts) {
   var hl = null;
   function render() {
     var width = Math.max(320, host.clientWidth || 640);
-    labelW = Math.min(220, Math.max(80, 7 * Math.max.apply(null, opts.rows.map(function (r) {
+    var charW = cellH > 10 ? 7.3 : 5.5;
+    labelW = Math.min(280, Math.max(80, 14 + charW * Math.max.apply(null, opts.rows.map(function (r) {
       return (r || "(top level)").length;
     }).concat([4]))));
     var plotW = width - labelW - 10;
@@ -380,7 +389,7 @@ TF.heatmap = function (opts) {
     g.textAlign = "right";
     for (var r = 0; r < opts.rows.length; r++) {
       var label = opts.rows[r] || "(top level)";
-      var max = Math.floor((labelW - 8) / (cellH > 10 ? 7.2 : 5.5));
+      var max = Math.floor((labelW - 10) / charW);
       if (label.length > max) label = "…" + label.slice(label.length - max + 1);
       g.fillStyle = "#3b4352";
       if (cellH > 6) g.fillText(label, labelW - 6, r * cellH + cellH / 2);
@@ -430,7 +439,7 @@ TF.heatmap = function (opts) {
     TF.clear(overlay);
     if (!hl || !geometry) return;
     var y = hl.row * cellH;
-    overlay.appendChild(TF.svg("rect", { class: "hl-row", x: 0.5, y: y + 0.5, width: geometry.width - 1, height: cellH - 1 }));
+    overlay.appendChild(TF.svg("rect", { class: "hl-row", x: 0.5, y: y + 0.5, width: geometry.labelW + geometry.cellW * opts.cols.length - 1, height: cellH - 1 }));
     if (hl.col >= 0)
       overlay.appendChild(TF.svg("rect", { class: "hl", x: geometry.labelW + hl.col * geometry.cellW - 1, y: y - 1, width: Math.max(4, geometry.cellW + 2), height: cellH + 1, "data-module": opts.rows[hl.row], "data-step": opts.cols[hl.col] }));
   }
@@ -453,10 +462,15 @@ TF.heatmap = function (opts) {
   return {
     node: host,
     draw: render,
-    highlight: function (row, col) {
+    // Outlines `module`'s row and its cell at column `col`; false when the map has no such row.
+    highlight: function (module, col) {
+      var row = opts.rows.indexOf(module);
+      if (row < 0) return false;
       hl = { row: row, col: col };
       drawHighlight();
-    }
+      return true;
+    },
+    rows: rowNames
   };
 };
 

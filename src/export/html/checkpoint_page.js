@@ -57,7 +57,7 @@ TF.checkpointPage = function (d) {
     { label: "size", num: true, get: function (n) { return TF.bytes(n.b); } },
     { label: "tensors", num: true, width: 70, get: function (n) { return TF.count(n.t); } },
     { label: "NaN/Inf", num: true, width: 70, get: function (n) { return n.x ? TF.count(n.x) : ""; } },
-    { label: "findings", finding: true, width: 120 }], function (node) {
+    { label: "findings", finding: true, num: true, width: 120 }], function (node) {
     if (table && node.row >= 0) table.highlight(node.k);
   });
   msec.node.appendChild(tree.node);

@@ -160,7 +160,30 @@ TF.findingList = function (findings, where, focus) {
     return box;
   }
   var list = TF.el("ul", { class: "findings" });
-  TF.sortedFindings(findings).forEach(function (f) {
+  // Info findings wait behind a button when there are more than a few: errors and warnings are
+  // what a reader came for. A very long list shows its first kMax items until asked.
+  var kMax = 300;
+  var sorted = TF.sortedFindings(findings);
+  var infos = counts.info > 3 && counts.info < findings.length;
+  var shown = sorted.filter(function (f) {
+    return !(infos && f.severity === "info");
+  });
+  var rest = sorted.slice(shown.length);
+  var more = null;
+  if (shown.length > kMax) {
+    rest = shown.slice(kMax).concat(rest);
+    shown = shown.slice(0, kMax);
+  }
+  if (rest.length) {
+    more = TF.el("button", { class: "more", type: "button", text: "show " + TF.plural(rest.length, "more finding", "more findings") +
+      (infos ? " (" + TF.plural(counts.info, "info", "info") + ")" : "") });
+    more.addEventListener("click", function () {
+      rest.forEach(add);
+      more.remove();
+    });
+  }
+  shown.forEach(add);
+  function add(f) {
     var chips = TF.el("div", { class: "chips" });
     (f.evidence || []).forEach(function (e) {
       var value = Array.isArray(e[1]) ? "[" + e[1].join(", ") + "]" : typeof e[1] === "string" &&
@@ -184,8 +207,9 @@ TF.findingList = function (findings, where, focus) {
       if (ev.key === "Enter") activate();
     });
     list.appendChild(item);
-  });
+  }
   box.appendChild(list);
+  if (more) box.appendChild(more);
   return box;
 };
 

@@ -4,7 +4,8 @@
 
 TF.runPage = function (d) {
   var charts = [];
-  var targets = []; // functions(finding) that show a finding's evidence; each returns a node to scroll to
+  // Views that show a finding's evidence: {rank, show(finding) -> the node to scroll to, or null}.
+  var targets = [];
   var run = d.run;
   var metrics = d.metrics;
   var findings = d.findings;
@@ -42,12 +43,13 @@ TF.runPage = function (d) {
     var where = "step " + f.step + (f.count > 1 ? " (" + TF.plural(f.count, "step", "steps") + ", last " + f.last_step + ")" : "");
     return where + " · " + f.phase + " · " + (f.module || "(top level)") + (f.op ? " / " + f.op : "");
   }, function (f) {
-    var first = null;
+    // Every view shows its part of the evidence; the page scrolls to the most telling one.
+    var best = null;
     targets.forEach(function (t) {
-      var n = t(f);
-      if (n && !first) first = n;
+      var n = t.show(f);
+      if (n && (!best || t.rank > best.rank)) best = { rank: t.rank, node: n };
     });
-    if (first) first.scrollIntoView({ behavior: "auto", block: "center" });
+    if (best) best.node.scrollIntoView({ block: "center" });
   }));
 
   // Metrics.
@@ -62,19 +64,17 @@ TF.runPage = function (d) {
   };
   if (metrics && metrics.steps.length) {
     msec = TF.section("metrics", "Loss and metrics", "The loss per step (NaN marked in red); the steps of error findings are dashed lines.");
-    var markers = findings.filter(function (f) {
-      return f.severity === "error";
-    }).map(function (f) {
-      return { x: f.step };
+    var markers = [];
+    findings.forEach(function (f) {
+      if (f.severity === "error" && !markers.some(function (m) { return m.x === f.step; })) markers.push({ x: f.step });
     });
     var loss = TF.lineChart({ id: "loss", title: "loss", xLabel: "step", series: [{ name: "loss", x: metrics.steps, y: metrics.loss, color: TF.palette[0] }], markers: markers });
     msec.node.appendChild(loss.node);
     charts.push(loss);
-    targets.push(function (f) {
-      if (!f.step && f.step !== 0) return null;
+    targets.push({ rank: 1, show: function (f) {
       loss.highlight(metrics.steps[Math.max(0, stepIndex(f.step))]);
       return f.module === "" || f.op === "loss" ? loss.node : null;
-    });
+    } });
     if (metrics.grad_norm) {
       // The modules with the largest gradient norm: a chart of every module is a tangle.
       var peak = metrics.modules.map(function (name, i) {
@@ -84,27 +84,30 @@ TF.runPage = function (d) {
           if (v !== null && Number.isFinite(v)) m = Math.max(m, v);
         });
         return [m, i];
+      }).filter(function (p) {
+        return p[0] > 0;
       }).sort(function (a, b) {
         return b[0] - a[0];
       }).slice(0, 6);
-      var gn = TF.lineChart({ id: "grad_norm", title: "gradient norm, the " + peak.length + " largest modules (log scale)", xLabel: "step", logY: true,
+      var gn = !peak.length ? null : TF.lineChart({ id: "grad_norm", title: "gradient norm, the " + peak.length + " largest modules (log scale)", xLabel: "step", logY: true,
         series: peak.map(function (p, k) {
           return { name: metrics.modules[p[1]] || "(top level)", x: metrics.steps, y: metrics.grad_norm[p[1]], color: TF.palette[k] };
         }) });
-      msec.node.appendChild(gn.node);
-      charts.push(gn);
+      if (gn) {
+        msec.node.appendChild(gn.node);
+        charts.push(gn);
+      }
     }
 
     var heat = function (key, title, unit, log, range) {
       if (!metrics[key]) return null;
+      if (!metrics[key].some(function (row) { return row.some(function (v) { return v !== null; }); })) return null;
       var h = TF.heatmap({ id: key, title: title, rows: metrics.modules, cols: metrics.steps, values: metrics[key], log: log, unit: unit, range: range });
       charts.push(h);
       return h;
     };
     var focusHeat = function (h, f) {
-      var row = metrics.modules.indexOf(f.module);
-      if (!h || row < 0) return null;
-      h.highlight(row, stepIndex(f.step));
+      if (!h || !h.highlight(f.module, stepIndex(f.step))) return null;
       return h.node;
     };
     gsec = TF.section("gradients", "Gradient and update health", "Per module over steps: the gradient norm and the update/weight ratio (healthy near 1e-3), log colour scales.");
@@ -114,12 +117,12 @@ TF.runPage = function (d) {
       if (h) gsec.node.appendChild(h.node);
     });
     if (!hg && !hu) gsec = null;
-    targets.push(function (f) {
+    targets.push({ rank: 2, show: function (f) {
       if (f.phase === "forward" || !gsec) return null;
       var a = focusHeat(hg, f);
       var b = focusHeat(hu, f);
       return a || b;
-    });
+    } });
     asec = TF.section("activations", "Activation statistics", "Per module over steps: the largest |output|, the fraction of exact zeros, dead units and NaN/Inf outputs.");
     var ha = heat("act_abs_max", "largest |output|", "abs max", true);
     var hz = heat("act_zero_fraction", "fraction of exact zeros", "zero fraction", false, [0, 1]);
@@ -129,7 +132,7 @@ TF.runPage = function (d) {
       if (h) asec.node.appendChild(h.node);
     });
     if (!ha) asec = null;
-    targets.push(function (f) {
+    targets.push({ rank: 2, show: function (f) {
       if (f.phase !== "forward" || !asec) return null;
       var n = null;
       [ha, hz, hd, hn].forEach(function (h) {
@@ -137,7 +140,7 @@ TF.runPage = function (d) {
         if (!n) n = r;
       });
       return n;
-    });
+    } });
   }
 
   // The flight recorder.
@@ -177,11 +180,11 @@ TF.runPage = function (d) {
       chain.appendChild(node);
     });
     flsec.node.appendChild(chain);
-    targets.push(function (f) {
+    targets.push({ rank: 3, show: function (f) {
       if (!producerNode || f.step !== fl.trigger.step || f.module !== fl.trigger.module || f.rule !== fl.trigger.rule) return null;
       producerNode.classList.add("hl");
       return producerNode;
-    });
+    } });
   }
 
   // The profile.
@@ -222,7 +225,7 @@ TF.runPage = function (d) {
     charts.push(flame);
     psec.node.appendChild(TF.el("h3", { text: "modules" }));
     psec.node.appendChild(TF.table({
-      columns: [{ label: "module", mono: true }, { label: "self time", num: true, fmt: TF.duration }, { label: "total time", num: true, fmt: TF.duration },
+      columns: [{ label: "module", mono: true, fmt: function (v) { return v || "(whole model)"; } }, { label: "self time", num: true, fmt: TF.duration }, { label: "total time", num: true, fmt: TF.duration },
         { label: "self FLOPs", num: true, fmt: TF.fmt }, { label: "total FLOPs", num: true, fmt: TF.fmt }, { label: "calls", num: true, fmt: TF.count }],
       rows: p.modules, sort: 2, filter: "module" }).node);
     psec.node.appendChild(TF.el("h3", { text: "ops by self time (top " + p.ops.length + " of " + p.ops_total + ")" }));
@@ -232,8 +235,9 @@ TF.runPage = function (d) {
       rows: p.ops, sort: 4 }).node);
     if (p.memory && p.memory.timeline.length) {
       var t0 = p.memory.timeline[0][0];
-      var mem = TF.lineChart({ id: "memory", title: "live memory (MiB); peak " + TF.bytes(p.memory.peak_bytes) + " at " + (p.memory.peak_module || "(top level)") + " / " + p.memory.peak_op, xLabel: "ms",
-        series: [{ name: "MiB", x: p.memory.timeline.map(function (q) { return (q[0] - t0) / 1e6; }), y: p.memory.timeline.map(function (q) { return q[1] / 1048576; }), color: TF.palette[2] }] });
+      var unit = p.memory.peak_bytes >= 1048576 ? ["MiB", 1048576] : ["KiB", 1024];
+      var mem = TF.lineChart({ id: "memory", title: "live memory (" + unit[0] + "); peak " + TF.bytes(p.memory.peak_bytes) + " at " + (p.memory.peak_module || "(top level)") + " / " + p.memory.peak_op, xLabel: "ms",
+        series: [{ name: unit[0], x: p.memory.timeline.map(function (q) { return (q[0] - t0) / 1e6; }), y: p.memory.timeline.map(function (q) { return q[1] / unit[1]; }), color: TF.palette[2] }] });
       psec.node.appendChild(mem.node);
       charts.push(mem);
     }
@@ -280,12 +284,12 @@ TF.runPage = function (d) {
       { label: "grad norm", num: true, get: function (n) { return n.g === undefined ? "" : TF.fmt(n.g); } },
       { label: "update ratio", num: true, get: function (n) { return n.u === undefined ? "" : TF.fmt(n.u); } },
       { label: "|output| max", num: true, get: function (n) { return n.a === undefined ? "" : TF.fmt(n.a); } },
-      { label: "findings", finding: true, width: 120 }]);
+      { label: "findings", finding: true, num: true, width: 120 }]);
     modsec.node.appendChild(tree.node);
-    targets.push(function (f) {
+    targets.push({ rank: 0, show: function (f) {
       if (f.module) tree.reveal(f.module);
       return null;
-    });
+    } });
   }
 
   // Configuration.
