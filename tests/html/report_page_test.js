@@ -153,7 +153,7 @@ async function runPage(browser) {
   await config.locator("input").fill("");
   if (shots) {
     await page.evaluate(() => window.scrollTo(0, 0));
-    await page.screenshot({ path: path.join(shots, "html-report-run.png"), fullPage: true, clip: { x: 0, y: 0, width: 1280, height: 2300 } });
+    await page.screenshot({ path: path.join(shots, "html-report-run.png"), fullPage: true, clip: { x: 0, y: 0, width: 1280, height: 2050 } });
     await pageShot(page, "#flight", path.join(shots, "html-report-flight.png"), 1000);
     await pageShot(page, "#profile", path.join(shots, "html-report-profile.png"), 700);
   }
