@@ -3,6 +3,8 @@
 // NaN/Inf, and profile.json when the run directory has one.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <string>
@@ -27,10 +29,18 @@ using nlohmann::json;
 constexpr std::uint64_t kMaxSideFileBytes = std::uint64_t(256) << 20;
 
 // Note [Step buckets]: a run of more steps than HtmlReportOptions::max_steps is shown in buckets
-// of `stride` consecutive steps, each point at its first step. A point is the mean of the
-// bucket's finite values (the maximum for counts and fractions whose peak is the news: NaN
-// outputs, dead units), and non-finite when any step of the bucket was: a NaN is never averaged
-// away. The page says when it buckets.
+// of `stride` consecutive steps, each point at its first step (the per-module series, six per
+// module, in buckets of max_module_steps). A point is the mean of the bucket's finite values (the
+// maximum for counts and fractions whose peak is the news: NaN outputs, dead units), and
+// non-finite when any step of the bucket was: a NaN is never averaged away. Values are rounded
+// to 6 significant digits (the page shows 4). The page says when it buckets.
+// 6 significant digits: JSON of 20-digit doubles would triple the page for nothing.
+double rounded(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", v);
+  return std::strtod(text, nullptr);
+}
+
 struct Bucket {
   double sum = 0;
   double max = -INFINITY;
@@ -52,7 +62,7 @@ struct Bucket {
     if (!any) return nullptr;
     if (nonfinite != 0) return html_number(nonfinite);
     if (finite == 0) return nullptr;
-    return peak ? max : sum / double(finite);
+    return rounded(peak ? max : sum / double(finite));
   }
 };
 
@@ -75,9 +85,18 @@ json metrics_data(const std::filesystem::path& path, const RunSummary& summary,
     ++lines;
     for (const ModuleMetrics& module : m.modules) names.insert(module.module);
   });
-  const std::size_t max_steps = std::max<std::size_t>(options.max_steps, 1);
-  const std::size_t stride = lines > 0 ? (std::size_t(lines) + max_steps - 1) / max_steps : 1;
-  const std::size_t points = lines > 0 ? (std::size_t(lines) + stride - 1) / stride : 0;
+  const auto stride_for = [&](std::size_t max) {
+    max = std::max<std::size_t>(max, 1);
+    return lines > 0 ? (std::size_t(lines) + max - 1) / max : 1;
+  };
+  const auto points_for = [&](std::size_t stride) {
+    return lines > 0 ? (std::size_t(lines) + stride - 1) / stride : 0;
+  };
+  const std::size_t stride = stride_for(options.max_steps);
+  const std::size_t points = points_for(stride);
+  // The per-module series are many (modules x 6): coarser buckets (Note [Step buckets]).
+  const std::size_t module_stride = std::max(stride, stride_for(options.max_module_steps));
+  const std::size_t module_points = points_for(module_stride);
 
   // Modules named by a finding first (they are what the page links to), then in path order.
   std::vector<std::string> modules;
@@ -100,40 +119,46 @@ json metrics_data(const std::filesystem::path& path, const RunSummary& summary,
   std::vector<std::vector<Series>> per_module(kKinds, std::vector<Series>(modules.size()));
   for (std::size_t k = 0; k < kKinds; ++k) {
     for (Series& s : per_module[k]) {
-      s.buckets.resize(points);
+      s.buckets.resize(module_points);
       s.peak = k >= 4;
     }
   }
   Series loss;
   loss.buckets.resize(points);
-  std::vector<std::int64_t> steps;
+  std::vector<std::int64_t> steps, module_steps;
   steps.reserve(points);
+  module_steps.reserve(module_points);
   std::int64_t line = 0;
   read_metrics_jsonl(path, [&](const StepMetrics& m) {
     if (line >= lines) return;  // the file grew between the passes (a live run): the rest waits
     const std::size_t b = std::size_t(line) / stride;
+    const std::size_t mb = std::size_t(line) / module_stride;
     ++line;
     if (steps.size() <= b) steps.push_back(m.step);
+    if (module_steps.size() <= mb) module_steps.push_back(m.step);
     if (m.loss) loss.buckets[b].add(*m.loss);
     for (const ModuleMetrics& module : m.modules) {
       const auto it = index.find(module.module);
       if (it == index.end()) continue;
       const std::size_t i = it->second;
-      if (module.grad_norm) per_module[0][i].buckets[b].add(*module.grad_norm);
-      if (module.update_ratio) per_module[1][i].buckets[b].add(*module.update_ratio);
+      if (module.grad_norm) per_module[0][i].buckets[mb].add(*module.grad_norm);
+      if (module.update_ratio) per_module[1][i].buckets[mb].add(*module.update_ratio);
       if (module.activations) {
         const ActivationSummary& a = *module.activations;
-        per_module[2][i].buckets[b].add(a.abs_max);
-        per_module[3][i].buckets[b].add(a.zero_fraction());
-        per_module[4][i].buckets[b].add(double(a.nonfinite));
-        if (a.dead_fraction) per_module[5][i].buckets[b].add(*a.dead_fraction);
+        per_module[2][i].buckets[mb].add(a.abs_max);
+        per_module[3][i].buckets[mb].add(a.zero_fraction());
+        per_module[4][i].buckets[mb].add(double(a.nonfinite));
+        if (a.dead_fraction) per_module[5][i].buckets[mb].add(*a.dead_fraction);
       }
     }
   });
   steps.resize(std::min(steps.size(), points));
+  module_steps.resize(std::min(module_steps.size(), module_points));
 
   json out = {{"steps", steps},
               {"stride", stride},
+              {"module_steps", module_steps},
+              {"module_stride", module_stride},
               {"lines", lines},
               {"cut_off", read.cut_off},
               {"modules_total", names.size()},
@@ -150,6 +175,7 @@ json metrics_data(const std::filesystem::path& path, const RunSummary& summary,
   }
   written.steps_shown = points;
   written.step_bucket = stride;
+  written.module_step_bucket = module_stride;
   return out;
 }
 
@@ -208,7 +234,8 @@ json flight_data(const std::filesystem::path& path, const HtmlReportOptions& opt
       for (const json& op : ops) nonfinite += nonfinite_op(op) ? 1 : 0;
       const std::int64_t step = s.at("step").get<std::int64_t>();
       out_steps.push_back({{"step", step},
-                           {"loss", s.contains("loss") ? html_number(number_or_nan(s.at("loss"))) : json()},
+                           // null: no loss, or a non-finite one (JSON has no NaN)
+                           {"loss", s.contains("loss") && s.at("loss").is_number() ? s.at("loss") : json()},
                            {"ops", ops.size()},
                            {"nonfinite_ops", nonfinite},
                            {"dropped_ops", s.value("dropped_ops", std::int64_t(0))}});

@@ -207,8 +207,23 @@ TEST_F(HtmlRunTest, LongRunsAreShownInBucketsThatKeepTheirNaN) {
   const json& m = data.at("metrics");
   EXPECT_EQ(m.at("steps"), json::array({0, 3, 6, 9}));
   EXPECT_EQ(m.at("loss"), json::array({2.0, 5.0, "NaN", 10.0}));  // 7, 8 and NaN: NaN
+  EXPECT_EQ(m.at("module_steps"), json::array({0, 3, 6, 9}));     // never finer than the loss
   EXPECT_EQ(m.at("modules"), json::array({"fc"}));
   EXPECT_NEAR(m.at("grad_norm").at(0).at(0).get<double>(), 0.04, 1e-8);  // sqrt(16 * 0.01^2), f32
+}
+
+TEST_F(HtmlRunTest, PerModuleSeriesHaveTheirOwnCoarserBound) {
+  write_run(-1);
+  HtmlReportOptions options;
+  options.max_module_steps = 2;
+  HtmlReportWritten written;
+  const json m = json::parse(run_report_data(dir_, options, &written)).at("metrics");
+  EXPECT_EQ(written.step_bucket, 1u);
+  EXPECT_EQ(written.module_step_bucket, 5u);
+  EXPECT_EQ(m.at("steps").size(), 10u);
+  EXPECT_EQ(m.at("module_steps"), json::array({0, 5}));
+  ASSERT_EQ(m.at("grad_norm").at(0).size(), 2u);
+  EXPECT_EQ(m.at("grad_norm").at(0).at(0), 0.04);  // rounded to 6 significant digits
 }
 
 TEST_F(HtmlRunTest, APageIsWrittenForARunWithoutMetrics) {

@@ -129,6 +129,8 @@ int run_report(const ReportArgs& args) {
   for (const Finding& f : run.summary.findings) ++counts[static_cast<int>(f.severity)];
   if (args.json) {
     print_json(run, counts);
+    // On stderr, so that stdout stays one JSON document.
+    if (page) std::fprintf(stderr, "wrote %s\n", printable(args.html).c_str());
   } else if (!targets.any() && !page) {
     print_summary(args, run, counts);
   } else {

@@ -34,8 +34,10 @@ struct HtmlReportOptions {
   // Runs: points per metric series; a longer run is shown in buckets of consecutive steps
   // (the mean of the finite values; a bucket holding a NaN or Inf is marked non-finite).
   std::size_t max_steps = 1000;
+  // Runs: points per per-module series (heatmaps, per-module charts), bucketed the same way.
+  std::size_t max_module_steps = 250;
   // Runs: modules in the per-layer heatmaps (those with findings first, then in path order).
-  std::size_t max_modules = 200;
+  std::size_t max_modules = 100;
   // Runs: ops of the flight recorder's chain shown around the op that made the first NaN/Inf.
   std::size_t chain_before = 24;
   std::size_t chain_after = 16;
@@ -43,11 +45,12 @@ struct HtmlReportOptions {
 
 // What a writer wrote.
 struct HtmlReportWritten {
-  std::uintmax_t bytes = 0;     // of the page
-  std::size_t tensor_rows = 0;  // checkpoints: table rows embedded (of Inspection::tensors)
-  std::size_t tree_nodes = 0;   // checkpoints: module-tree nodes embedded
-  std::size_t steps_shown = 0;  // runs: points per series (after bucketing)
-  std::size_t step_bucket = 1;  // runs: steps per point
+  std::uintmax_t bytes = 0;            // of the page
+  std::size_t tensor_rows = 0;         // checkpoints: table rows embedded (of Inspection::tensors)
+  std::size_t tree_nodes = 0;          // checkpoints: module-tree nodes embedded
+  std::size_t steps_shown = 0;         // runs: points per series (after bucketing)
+  std::size_t step_bucket = 1;         // runs: steps per point of the loss
+  std::size_t module_step_bucket = 1;  // runs: steps per point of the per-module series
 };
 
 // Reads RUN_DIR (report.json; metrics.jsonl, flight_recorder.json and profile.json when

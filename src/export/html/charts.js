@@ -52,7 +52,7 @@ TF.tickFormat = function (ticks) {
   };
 };
 
-// A line chart. opts: {title, xLabel, yLabel, logY, height, series: [{name, x, y, color}],
+// A line chart. opts: {title, xLabel, yLabel, logY, integerX, height, series: [{name, x, y, color}],
 // markers: [{x, label}]}. Hover: the values at the nearest x; drag: zoom to a range; wheel:
 // zoom around the pointer; double-click: back to everything. Non-finite values break the line
 // and are marked with a band. Returns {node, highlight(x)}.
@@ -152,6 +152,11 @@ TF.lineChart = function (opts) {
       axis.appendChild(TF.svg("text", { x: m.l - 6, y: y + 4, "text-anchor": "end", text: sy.label(t) }));
     });
     var xt = TF.niceTicks(view[0], view[1], Math.max(2, Math.floor((width - m.l - m.r) / 90)));
+    // Steps and layers are whole numbers: no tick between two of them.
+    if (opts.integerX) {
+      xt = xt.filter(Number.isInteger);
+      if (xt.length < 2) xt = xs.filter(function (x) { return x >= view[0] && x <= view[1]; });
+    }
     var xlabel = TF.tickFormat(xt);
     xt.forEach(function (t) {
       var x = sx(t);

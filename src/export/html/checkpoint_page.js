@@ -68,10 +68,10 @@ TF.checkpointPage = function (d) {
     var xs = d.layers.map(function (l) {
       return l[0];
     });
-    var scale = TF.lineChart({ id: "layer_scale", title: "rms and largest |value| per layer (log scale)", xLabel: "layer", logY: true,
+    var scale = TF.lineChart({ id: "layer_scale", title: "rms and largest |value| per layer (log scale)", xLabel: "layer", integerX: true, logY: true,
       series: [{ name: "rms", x: xs, y: d.layers.map(function (l) { return l[2]; }), color: TF.palette[0] },
         { name: "abs max", x: xs, y: d.layers.map(function (l) { return l[3]; }), color: TF.palette[1] }] });
-    var params = TF.lineChart({ id: "layer_params", title: "finite parameters per layer", xLabel: "layer",
+    var params = TF.lineChart({ id: "layer_params", title: "finite parameters per layer", xLabel: "layer", integerX: true,
       series: [{ name: "parameters", x: xs, y: d.layers.map(function (l) { return l[1]; }), color: TF.palette[2] }] });
     lsec.node.appendChild(TF.el("div", { class: "grid2" }, scale.node, params.node));
     charts.push(scale, params);

@@ -29,7 +29,8 @@ TF.runPage = function (d) {
   if (!run.complete) notes.push("The run did not finish (killed, or still running): this is what its report.json said last.");
   if (run.stopped) notes.push("The run stopped at its first error (stop_on_error).");
   if (metrics && metrics.cut_off) notes.push("metrics.jsonl ends in part of a line (the run was killed while writing it); that part is left out.");
-  if (metrics && metrics.stride > 1) notes.push("The run has " + TF.count(metrics.lines) + " steps: each point of the charts is a bucket of " + metrics.stride + " consecutive steps (the mean of its finite values; marked non-finite when any step was).");
+  if (metrics && metrics.module_stride > 1) notes.push("The run has " + TF.count(metrics.lines) + " steps: each point of the loss is a bucket of " + metrics.stride +
+    " consecutive steps, of the per-module charts and heatmaps a bucket of " + metrics.module_stride + " (the mean of its finite values; marked non-finite when any step was).");
   if (metrics && metrics.modules.length < metrics.modules_total) notes.push("The heatmaps show " + metrics.modules.length + " of " + metrics.modules_total + " modules (those with findings first).");
   if (run.dropped.findings > 0) notes.push(TF.plural(run.dropped.findings, "finding was", "findings were") + " dropped (RunConfig::max_findings).");
   if (run.hook_errors.length) notes.push("Hook errors: " + run.hook_errors.join("; "));
@@ -56,11 +57,17 @@ TF.runPage = function (d) {
   var msec = null;
   var gsec = null;
   var asec = null;
-  var stepIndex = function (step) {
-    if (!metrics) return -1;
+  // The point (bucket) that holds `step` in a list of bucket start steps.
+  var indexIn = function (steps, step) {
     var best = -1;
-    for (var i = 0; i < metrics.steps.length; i++) if (metrics.steps[i] <= step) best = i;
+    for (var i = 0; i < steps.length; i++) if (steps[i] <= step) best = i;
     return best;
+  };
+  var stepIndex = function (step) {
+    return metrics ? indexIn(metrics.steps, step) : -1;
+  };
+  var moduleStepIndex = function (step) {
+    return metrics ? indexIn(metrics.module_steps, step) : -1;
   };
   if (metrics && metrics.steps.length) {
     msec = TF.section("metrics", "Loss and metrics", "The loss per step (NaN marked in red); the steps of error findings are dashed lines.");
@@ -68,7 +75,7 @@ TF.runPage = function (d) {
     findings.forEach(function (f) {
       if (f.severity === "error" && !markers.some(function (m) { return m.x === f.step; })) markers.push({ x: f.step });
     });
-    var loss = TF.lineChart({ id: "loss", title: "loss", xLabel: "step", series: [{ name: "loss", x: metrics.steps, y: metrics.loss, color: TF.palette[0] }], markers: markers });
+    var loss = TF.lineChart({ id: "loss", title: "loss", xLabel: "step", integerX: true, series: [{ name: "loss", x: metrics.steps, y: metrics.loss, color: TF.palette[0] }], markers: markers });
     msec.node.appendChild(loss.node);
     charts.push(loss);
     targets.push({ rank: 1, show: function (f) {
@@ -89,9 +96,9 @@ TF.runPage = function (d) {
       }).sort(function (a, b) {
         return b[0] - a[0];
       }).slice(0, 6);
-      var gn = !peak.length ? null : TF.lineChart({ id: "grad_norm", title: "gradient norm, the " + peak.length + " largest modules (log scale)", xLabel: "step", logY: true,
+      var gn = !peak.length ? null : TF.lineChart({ id: "grad_norm", title: "gradient norm, the " + peak.length + " largest modules (log scale)", xLabel: "step", integerX: true, logY: true,
         series: peak.map(function (p, k) {
-          return { name: metrics.modules[p[1]] || "(top level)", x: metrics.steps, y: metrics.grad_norm[p[1]], color: TF.palette[k] };
+          return { name: metrics.modules[p[1]] || "(top level)", x: metrics.module_steps, y: metrics.grad_norm[p[1]], color: TF.palette[k] };
         }) });
       if (gn) {
         msec.node.appendChild(gn.node);
@@ -102,12 +109,12 @@ TF.runPage = function (d) {
     var heat = function (key, title, unit, log, range) {
       if (!metrics[key]) return null;
       if (!metrics[key].some(function (row) { return row.some(function (v) { return v !== null; }); })) return null;
-      var h = TF.heatmap({ id: key, title: title, rows: metrics.modules, cols: metrics.steps, values: metrics[key], log: log, unit: unit, range: range });
+      var h = TF.heatmap({ id: key, title: title, rows: metrics.modules, cols: metrics.module_steps, values: metrics[key], log: log, unit: unit, range: range });
       charts.push(h);
       return h;
     };
     var focusHeat = function (h, f) {
-      if (!h || !h.highlight(f.module, stepIndex(f.step))) return null;
+      if (!h || !h.highlight(f.module, moduleStepIndex(f.step))) return null;
       return h.node;
     };
     gsec = TF.section("gradients", "Gradient and update health", "Per module over steps: the gradient norm and the update/weight ratio (healthy near 1e-3), log colour scales.");
@@ -211,7 +218,8 @@ TF.runPage = function (d) {
           break;
         }
       }
-      var node = { name: parts[parts.length - 1], path: m[0], value: m[2], children: [] };
+      // Named from its parent: blocks.0 under the whole model, fc1 under blocks.0.mlp.
+      var node = { name: parent === rootNode ? m[0] : m[0].slice(parent.path.length + 1), path: m[0], value: m[2], children: [] };
       byPath[m[0]] = node;
       parent.children.push(node);
     });
@@ -226,12 +234,12 @@ TF.runPage = function (d) {
     psec.node.appendChild(TF.el("h3", { text: "modules" }));
     psec.node.appendChild(TF.table({
       columns: [{ label: "module", mono: true, fmt: function (v) { return v || "(whole model)"; } }, { label: "self time", num: true, fmt: TF.duration }, { label: "total time", num: true, fmt: TF.duration },
-        { label: "self FLOPs", num: true, fmt: TF.fmt }, { label: "total FLOPs", num: true, fmt: TF.fmt }, { label: "calls", num: true, fmt: TF.count }],
+        { label: "self FLOPs", num: true, fmt: TF.count }, { label: "total FLOPs", num: true, fmt: TF.count }, { label: "calls", num: true, fmt: TF.count }],
       rows: p.modules, sort: 2, filter: "module" }).node);
     psec.node.appendChild(TF.el("h3", { text: "ops by self time (top " + p.ops.length + " of " + p.ops_total + ")" }));
     psec.node.appendChild(TF.table({
       columns: [{ label: "op", mono: true }, { label: "module", mono: true }, { label: "phase" }, { label: "calls", num: true, fmt: TF.count },
-        { label: "self time", num: true, fmt: TF.duration }, { label: "FLOPs", num: true, fmt: TF.fmt }, { label: "allocated", num: true, fmt: TF.bytes }],
+        { label: "self time", num: true, fmt: TF.duration }, { label: "FLOPs", num: true, fmt: TF.count }, { label: "allocated", num: true, fmt: TF.bytes }],
       rows: p.ops, sort: 4 }).node);
     if (p.memory && p.memory.timeline.length) {
       var t0 = p.memory.timeline[0][0];
