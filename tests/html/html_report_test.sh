@@ -23,6 +23,7 @@ for js in "$here"/../../src/export/html/*.js; do
   check "node --check $(basename "$js")" node --check "$js"
   check "$(basename "$js") has no '</' (it would end the page's script)" bash -c "! grep -q '</' '$js'"
 done
+check "report.css has no '</' (it would end the page's style)" bash -c "! grep -q '</' '$here/../../src/export/html/report.css'"
 
 "$write_html_run" "$work/run" || { echo "FAIL: write_html_run"; exit 1; }
 # Killed by SIGKILL after step 7, as the OOM killer would (the shell's "Killed" line goes to /dev/null).
