@@ -15,6 +15,7 @@
 #include "terminal.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/export/html_report.hpp"
+#include "tfdebug/export/run_plots.hpp"
 #include "tfdebug/export/run_rebuild.hpp"
 
 namespace tfdebug::cli {
@@ -27,6 +28,8 @@ struct ReportArgs {
   std::string mlflow;
   std::string csv;
   std::string html;
+  std::string plots;
+  std::string plot_format = "png";
   bool json = false;
 };
 
@@ -145,6 +148,17 @@ int run_report(const ReportArgs& args) {
                       : "");
     }
   }
+  if (!args.plots.empty()) {
+    RunPlotOptions plot_options;
+    plot_options.format = args.plot_format;
+    const RunPlots plots = write_run_plots(args.run_dir, args.plots, plot_options);
+    std::FILE* out = args.json ? stderr : stdout;  // --json: stdout is one JSON document
+    std::fprintf(out, "plots: %zu pictures in %s (%lld steps, %zu modules", plots.files.size(),
+                 printable(args.plots).c_str(), static_cast<long long>(plots.steps), plots.modules);
+    if (plots.steps_per_column > 1)
+      std::fprintf(out, "; heatmap columns of %zu steps", plots.steps_per_column);
+    std::fprintf(out, ")\n");
+  }
   return counts[2] > 0 ? 1 : 0;
 }
 
@@ -163,6 +177,12 @@ void register_report(CLI::App& app, int& exit_code) {
   cmd->add_option("-o,--html", args->html,
                   "Write the run as one self-contained HTML page: findings, charts, heatmaps, the flight "
                   "recorder, the profile (docs/html-report.md)");
+  cmd->add_option("--plots", args->plots,
+                  "Draw the run into this folder: loss, gradient norm and update ratio per module over steps "
+                  "(heatmaps), gradient flow, activations (docs/visualization.md)");
+  cmd->add_option("--plot-format", args->plot_format, "Pictures of --plots as png, svg or pdf")
+      ->check(CLI::IsMember({"png", "svg", "pdf"}))
+      ->capture_default_str();
   cmd->add_flag("--json", args->json, "Print the summary as JSON");
   cmd->footer("Exit code: 0 no error-level finding; 1 the run has one; 2 a missing or malformed input.");
   cmd->callback([args, &exit_code] { exit_code = run_report(*args); });
