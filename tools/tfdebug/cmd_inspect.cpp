@@ -16,6 +16,7 @@
 #include "safe_text.hpp"
 #include "terminal.hpp"
 #include "tfdebug/core/error.hpp"
+#include "tfdebug/export/html_report.hpp"
 #include "tfdebug/export/inspection_plots.hpp"
 #include "tfdebug/export/inspection_report.hpp"
 #include "tfdebug/inspect/inspection.hpp"
@@ -34,6 +35,8 @@ struct InspectArgs {
   std::string xlsx;
   std::string csv;
   std::string mlflow;
+  std::string html;
+  std::size_t html_rows = HtmlReportOptions{}.max_tensor_rows;
   std::string plots;
   std::string plot_format = "png";
 };
@@ -277,6 +280,17 @@ int run_inspect(const InspectArgs& args) {
   if (!args.csv.empty()) write_inspection_csv(args.csv, inspection);
   if (!args.mlflow.empty()) write_inspection_mlflow(args.mlflow, args.paths, inspection, json_text(report));
   if (!args.tensorboard.empty()) write_inspection_tensorboard(args.tensorboard, inspection);
+  if (!args.html.empty()) {
+    HtmlReportOptions page_options;
+    page_options.max_tensor_rows = args.html_rows;
+    page_options.title = joined(args.paths);
+    const HtmlReportWritten page = write_inspection_html(inspection, args.html, page_options);
+    // On stderr when stdout carries JSON, so that --json stays one document.
+    std::fprintf(args.json ? stderr : stdout, "wrote %s (%s KB; %s of %s tensors in its table)\n",
+                 terminal_safe(args.html).c_str(), format_count(std::int64_t(page.bytes / 1024)).c_str(),
+                 format_count(std::int64_t(page.tensor_rows)).c_str(),
+                 format_count(std::int64_t(inspection.tensors.size())).c_str());
+  }
   if (!args.plots.empty()) {
     const std::vector<std::filesystem::path> model_paths(args.paths.begin(), args.paths.end());
     InspectionPlotOptions plot_options;
@@ -318,6 +332,13 @@ void register_inspect(CLI::App& app, int& exit_code) {
   cmd->add_option(
       "--tensorboard", args->tensorboard,
       "Also write a TensorBoard run to this folder: a histogram and scalars per tensor, findings as text");
+  cmd->add_option("--html", args->html,
+                  "Also write one self-contained HTML page: findings, the module tree, per-layer charts, the "
+                  "tensor table (docs/html-report.md)");
+  cmd->add_option("--html-rows", args->html_rows,
+                  "Tensor rows the HTML page embeds (findings first, then the largest; the tree covers all)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t(1), std::size_t(1000000)));
   cmd->add_option(
       "--plots", args->plots,
       "Also draw the weights into this folder: a histogram of every tensor per layer (layer_NNN.png), "

@@ -1,10 +1,12 @@
 // tfdebug report RUN_DIR: what a debugged run's directory says (findings by severity, steps,
 // finished or killed), and every export rebuilt from it after the fact (docs/report.md):
 // --xlsx, --tensorboard, --mlflow, --csv, through the sinks a live run writes with
-// (tfdebug::rebuild_exports). A killed run works too: report.json is rewritten as it goes
+// (tfdebug::rebuild_exports), and -o/--html: the run as one self-contained HTML page
+// (tfdebug::write_run_html, docs/html-report.md). A killed run works too: report.json is rewritten as it goes
 // ("complete": false) and metrics.jsonl is appended every step.
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -13,6 +15,7 @@
 #include "findings_text.hpp"
 #include "terminal.hpp"
 #include "tfdebug/core/error.hpp"
+#include "tfdebug/export/html_report.hpp"
 #include "tfdebug/export/run_plots.hpp"
 #include "tfdebug/export/run_rebuild.hpp"
 
@@ -25,6 +28,7 @@ struct ReportArgs {
   std::string tensorboard;
   std::string mlflow;
   std::string csv;
+  std::string html;
   std::string plots;
   std::string plot_format = "png";
   bool json = false;
@@ -111,15 +115,26 @@ int run_report(const ReportArgs& args) {
   if (!args.mlflow.empty()) targets.mlflow = args.mlflow;
   if (!args.csv.empty()) targets.csv = args.csv;
   const RunRebuild run = rebuild_exports(args.run_dir, targets);
+  std::optional<HtmlReportWritten> page;
+  if (!args.html.empty()) page = write_run_html(args.run_dir, args.html);
   std::int64_t counts[3] = {0, 0, 0};
   for (const Finding& f : run.summary.findings) ++counts[static_cast<int>(f.severity)];
   if (args.json) {
     print_json(run, counts);
-  } else if (!targets.any()) {
+    // On stderr, so that stdout stays one JSON document.
+    if (page) std::fprintf(stderr, "wrote %s\n", printable(args.html).c_str());
+  } else if (!targets.any() && !page) {
     print_summary(args, run, counts);
   } else {
     for (const auto* target : {&targets.xlsx, &targets.tensorboard, &targets.mlflow, &targets.csv}) {
       if (*target) std::printf("wrote %s\n", printable(**target).c_str());
+    }
+    if (page) {
+      std::printf("wrote %s (%s KB%s)\n", printable(args.html).c_str(),
+                  format_count(std::int64_t(page->bytes / 1024)).c_str(),
+                  page->step_bucket > 1
+                      ? (", charts in buckets of " + std::to_string(page->step_bucket) + " steps").c_str()
+                      : "");
     }
   }
   if (!args.plots.empty()) {
@@ -149,6 +164,9 @@ void register_report(CLI::App& app, int& exit_code) {
   cmd->add_option("--tensorboard", args->tensorboard, "Write the run as a TensorBoard run in this folder");
   cmd->add_option("--mlflow", args->mlflow, "Write the run into this MLflow file store");
   cmd->add_option("--csv", args->csv, "Write the per-step metrics as CSV (long form)");
+  cmd->add_option("-o,--html", args->html,
+                  "Write the run as one self-contained HTML page: findings, charts, heatmaps, the flight "
+                  "recorder, the profile (docs/html-report.md)");
   cmd->add_option("--plots", args->plots,
                   "Draw the run into this folder: loss, gradient norm and update ratio per module over steps "
                   "(heatmaps), gradient flow, activations (docs/visualization.md)");
