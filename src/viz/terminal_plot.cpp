@@ -17,7 +17,7 @@ namespace {
 constexpr int kMinWidth = 20;
 constexpr int kMinHeight = 6;
 // Glyphs of the series after the first when colour does not tell them apart.
-constexpr std::string_view kMarkers = "+ox#%@&";
+constexpr std::string_view kMarkers = "+o#%@&=";  // not x: the x axis marks gaps with it
 
 // Note [Braille cells]: U+2800 + bits, where the dot in column c (0, 1) and row r (0..3) is bit
 // {0, 1, 2, 6} of column 0 and {3, 4, 5, 7} of column 1, rows counted from the top.
@@ -140,9 +140,11 @@ class Canvas {
 };
 
 // The glyph of series `index` where colour does not tell series apart.
+// Eight glyphs, repeating as the palette's eight colours do.
 std::string series_glyph(std::size_t index, Glyphs glyphs) {
-  if (index == 0) return glyphs == Glyphs::unicode ? utf8(0x28FF) : "*";
-  return std::string(1, kMarkers[(index - 1) % kMarkers.size()]);
+  const std::size_t i = index % (kMarkers.size() + 1);
+  if (i == 0) return glyphs == Glyphs::unicode ? utf8(0x28FF) : "*";
+  return std::string(1, kMarkers[i - 1]);
 }
 
 double x_of(const Series& s, std::size_t i) {
@@ -151,6 +153,62 @@ double x_of(const Series& s, std::size_t i) {
 
 bool plotted(double y, Scale scale) {
   return std::isfinite(y) && (scale == Scale::linear || y > 0);
+}
+
+// The legend, wrapped to `width` in at most `max_lines` lines: a glyph and a name for each series
+// when there are several, what the crosses on the x axis mean when there are any. Series that do
+// not fit are counted ("+3 more"), never cut.
+std::vector<std::string> legend_lines(const TerminalLinePlot& plot, const TerminalOptions& options,
+                                      bool any_gap, std::size_t width, std::size_t max_lines) {
+  const bool braille = options.glyphs == Glyphs::unicode;
+  std::vector<std::string> series;
+  if (plot.series.size() > 1) {
+    for (std::size_t k = 0; k < plot.series.size(); ++k) {
+      const std::string glyph = options.colour
+                                    ? painted(series_glyph(0, options.glyphs), series_color(k), true)
+                                    : series_glyph(k, options.glyphs);
+      series.push_back(glyph + " " + elide_middle(plot.series[k].name, width - 6, options.glyphs));
+    }
+  }
+  std::string gap;
+  if (any_gap)
+    gap = painted(braille ? "\u00d7" : "x", nan_colour(), options.colour) +
+          (plot.y_scale == Scale::log ? " not finite or <= 0" : " not finite");
+  constexpr std::size_t kIndent = 2;
+  // Lays out the first n series (+ "+N more") and the gap entry; empty when it takes too many lines.
+  auto lay_out = [&](std::size_t n) {
+    std::vector<std::string> entries(series.begin(), series.begin() + static_cast<std::ptrdiff_t>(n));
+    if (n < series.size()) {
+      std::string more = "+";  // appended piecewise: GCC 12 warns (-Wrestrict) on a chain of + here
+      more += std::to_string(series.size() - n);
+      more += " more";
+      entries.push_back(std::move(more));
+    }
+    if (!gap.empty()) entries.push_back(gap);
+    std::vector<std::string> lines;
+    std::string line;
+    for (const std::string& entry : entries) {
+      const std::size_t w = terminal_width(entry);
+      if (!line.empty() && terminal_width(line) + 2 + w > width) {
+        lines.push_back(std::move(line));
+        line.clear();
+      }
+      if (line.empty()) {
+        line = std::string(kIndent, ' ') + entry;
+      } else {
+        line += "  " + entry;
+      }
+      if (terminal_width(line) > width) return std::vector<std::string>{};  // one entry wider than the plot
+    }
+    if (!line.empty()) lines.push_back(std::move(line));
+    if (lines.size() > max_lines) return std::vector<std::string>{};
+    return lines;
+  };
+  if (series.empty() && gap.empty()) return {};
+  for (std::size_t n = series.size();; --n) {
+    std::vector<std::string> lines = lay_out(n);
+    if (!lines.empty() || n == 0) return lines;
+  }
 }
 
 }  // namespace
@@ -215,8 +273,12 @@ std::vector<std::string> render_terminal(const TerminalLinePlot& plot, const Ter
   }
   if (!(x_lo <= x_hi)) x_lo = 0, x_hi = 1;
   if (x_lo == x_hi) x_lo -= 1, x_hi += 1;
-  const bool legend = plot.series.size() > 1 || any_gap;
-  const int rows = height - 2 - (plot.title.empty() ? 0 : 1) - (legend ? 1 : 0);
+  // The legend takes at most a third of what the plot leaves.
+  const int title_lines = plot.title.empty() ? 0 : 1;
+  const std::vector<std::string> legend =
+      legend_lines(plot, options, any_gap, static_cast<std::size_t>(width),
+                   static_cast<std::size_t>(std::max(1, (height - 4 - title_lines) / 3)));
+  const int rows = height - 2 - title_lines - static_cast<int>(legend.size());
   // Decades are sparse, so a log axis can label more of them than a linear one has nice steps.
   const int y_target = std::max(2, scale == Scale::log ? rows / 2 : rows / 3);
   const Range y_range = padded_range(y_lo, y_hi, scale == Scale::log, y_target);
@@ -295,7 +357,7 @@ std::vector<std::string> render_terminal(const TerminalLinePlot& plot, const Ter
       int owner = -1;
       if (c.owner < 0) {
         glyph = " ";
-      } else if (options.colour || !several || c.owner == 0) {
+      } else if (options.colour || !several || c.owner % 8 == 0) {
         glyph = braille ? utf8(0x2800 + c.bits)
                         : (options.colour ? "*"
                                           : series_glyph(static_cast<std::size_t>(c.owner), options.glyphs));
@@ -314,8 +376,17 @@ std::vector<std::string> render_terminal(const TerminalLinePlot& plot, const Ter
   }
 
   // The x axis: a tick mark under each labelled tick, a cross under each gap.
+  // Steps are whole numbers: their ticks are too (no 2.5 between 0 and 5).
+  bool whole = true;
+  for (const Series& s : plot.series) {
+    for (std::size_t i = 0; i < s.y.size() && whole; ++i) whole = x_of(s, i) == std::floor(x_of(s, i));
+  }
   const int x_target = std::max(2, columns / 8);
-  const Ticks x_ticks = linear_ticks(x_lo, x_hi, x_target);
+  Ticks x_ticks = linear_ticks(x_lo, x_hi, x_target);
+  for (int t : {x_target - 1, x_target + 1, x_target - 2, x_target + 2}) {
+    if (!whole || x_ticks.step == std::floor(x_ticks.step)) break;
+    if (t >= 2) x_ticks = linear_ticks(x_lo, x_hi, t);
+  }
   std::string labels(static_cast<std::size_t>(width), ' ');
   std::vector<bool> tick_column(static_cast<std::size_t>(columns), false);
   int free_from = 0;  // the first column of the label line a label may take
@@ -345,32 +416,7 @@ std::vector<std::string> render_terminal(const TerminalLinePlot& plot, const Ter
   while (!labels.empty() && labels.back() == ' ') labels.pop_back();
   out.push_back(std::move(labels));
 
-  if (legend) {
-    // Entries until the line is full; what does not fit is counted.
-    std::string line(label_width + 1, ' ');
-    std::size_t used = label_width + 1;
-    std::size_t shown = 0;
-    const std::string gap_entry = painted(braille ? "\u00d7" : "x", nan_colour(), options.colour) +
-                                  (scale == Scale::log ? " not finite or <= 0" : " not finite");
-    const std::size_t reserve = any_gap ? terminal_width(gap_entry) + 2 : 0;
-    for (std::size_t k = 0; k < plot.series.size() && several; ++k) {
-      const std::string glyph = options.colour
-                                    ? painted(series_glyph(0, options.glyphs), series_color(k), true)
-                                    : series_glyph(k, options.glyphs);
-      const std::string entry = glyph + " " + plot.series[k].name;
-      const std::size_t more = plot.series.size() - k - 1;
-      const std::size_t tail = more > 0 ? 10 : 0;  // room for "+N more"
-      if (used + terminal_width(entry) + reserve + tail > static_cast<std::size_t>(width)) break;
-      line += entry + "  ";
-      used += terminal_width(entry) + 2;
-      ++shown;
-    }
-    if (several && shown < plot.series.size())
-      line += "+" + std::to_string(plot.series.size() - shown) + " more  ";
-    if (any_gap) line += gap_entry;
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out.push_back(std::move(line));
-  }
+  out.insert(out.end(), legend.begin(), legend.end());
   return out;
 }
 

@@ -15,7 +15,8 @@ namespace tfdebug::viz {
 namespace {
 
 // y = x for x = 0..4 with a NaN at x = 3: the line rises from the bottom-left cell to a lone dot
-// at (4, 4), and the x axis has a cross under x = 3.
+// at (4, 4), and the x axis has a cross under x = 3. The x ticks are whole numbers (0 2 4, not
+// 0 2.5), as steps are.
 TerminalLinePlot rising_line() {
   TerminalLinePlot plot;
   plot.series.push_back({.name = "a", .x = {0, 1, 2, 3, 4}, .y = {0, 1, 2, NAN, 4}});
@@ -28,8 +29,8 @@ TEST(TerminalPlot, BrailleGolden) {
       " │                  ",  //
       " │     ⢀⣀⠤⠔⠂        ",  //
       "0┤⣀⠤⠔⠒⠉⠁            ",  //
-      " └┬──────────┬─×────",  //
-      "  0         2.5",       //
+      " └┬────────┬───×───┬",  //
+      "  0        2       4",  //
       "  × not finite",
   };
   EXPECT_EQ(render_terminal(rising_line(), {.width = 20, .height = 7}), expected);
@@ -41,8 +42,8 @@ TEST(TerminalPlot, AsciiGolden) {
       " |                 *",  //
       " |  ********        ",  //
       "0+**                ",  //
-      " ++----------+-x----",  //
-      "  0         2.5",       //
+      " ++--------+---x---+",  //
+      "  0        2       4",  //
       "  x not finite",
   };
   EXPECT_EQ(render_terminal(rising_line(), {.width = 20, .height = 7, .glyphs = Glyphs::ascii}), expected);
@@ -67,6 +68,21 @@ TEST(TerminalPlot, SeriesToldApartByGlyphWithoutColour) {
   EXPECT_EQ(lines[1], " |++++++++++                           *");
   EXPECT_EQ(lines[3], "0+*****                       ++++++++++");
   EXPECT_EQ(lines.back(), "  * a  + falling  x not finite");
+}
+
+TEST(TerminalPlot, LegendWrapsAndCountsWhatDoesNotFit) {
+  TerminalLinePlot plot;
+  for (int k = 0; k < 9; ++k)
+    plot.series.push_back({.name = "layer" + std::to_string(k), .x = {0, 1}, .y = {0, 1.0 * k}});
+  // 40 columns, 16 lines: at most (16 - 4) / 3 = 4 legend lines; 9 entries of 8 columns, 4 a line.
+  const auto lines = render_terminal(plot, {.width = 40, .height = 16, .glyphs = Glyphs::ascii});
+  ASSERT_EQ(lines.size(), 16u);
+  EXPECT_EQ(lines[13], "  * layer0  + layer1  o layer2  # layer3");
+  EXPECT_EQ(lines[14], "  % layer4  @ layer5  & layer6  = layer7");
+  EXPECT_EQ(lines[15], "  * layer8");  // the ninth series: the palette and glyphs repeat
+  // 8 lines: one legend line, the rest counted.
+  const auto small = render_terminal(plot, {.width = 40, .height = 8, .glyphs = Glyphs::ascii});
+  EXPECT_EQ(small.back(), "  * layer0  + layer1  o layer2  +6 more");
 }
 
 TEST(TerminalPlot, ColourOnlyWhenAsked) {
@@ -119,7 +135,7 @@ TEST(TerminalPlot, LogAxisLabelsDecadesAndMarksNonPositive) {
   EXPECT_EQ(lines[2].substr(0, 7), " 0.1\u2524");
   EXPECT_EQ(lines[5].substr(0, 7), "0.01\u2524");
   EXPECT_EQ(lines[7].substr(0, 7), "1e-3\u2524");
-  EXPECT_EQ(lines.back(), "     \u00d7 not finite or <= 0");
+  EXPECT_EQ(lines.back(), "  \u00d7 not finite or <= 0");
   // The 0 at x = 2 is the middle of 24 columns: its cross in column 12 of the axis.
   const std::string axis = lines[8];
   EXPECT_NE(axis.find("\u00d7"), std::string::npos);

@@ -17,7 +17,7 @@
 // Every line of the result is at most `width` columns wide, and there are at most `height` lines
 // (plots smaller than the minimum below grow to it). Series are told apart by colour (ANSI
 // 256-colour escapes, the Okabe-Ito palette of color.hpp) when `colour` is set, and by glyph
-// otherwise: the first series in braille (or `*`), the others as `+ o x # % @ &`. A value that is
+// otherwise: the first series in braille (or `*`), the others as `+ o # % @ & =`. A value that is
 // not finite, or not positive on a log axis, breaks its line and puts a `×` (`x`) on the x axis.
 #pragma once
 
