@@ -492,16 +492,24 @@ std::vector<std::string> render_terminal_histogram(std::span<const double> edges
     bars.values.push_back(static_cast<double>(count));
     bars.value_labels.push_back(std::to_string(count));
   }
-  // Labels at the resolution of the bin width, so that neighbours differ.
-  const double step =
-      ranges.empty() ? 1 : (ranges.back().second - ranges.front().first) / static_cast<double>(ranges.size());
+  // Four significant digits, unless that makes neighbours look alike: then at the bin width's
+  // resolution.
   std::vector<std::string> lo, hi;
-  std::size_t lo_width = 0;
   for (const auto& [a, b] : ranges) {
-    lo.push_back(format_tick(a, step));
-    hi.push_back(format_tick(b, step));
-    lo_width = std::max(lo_width, lo.back().size());
+    lo.push_back(format_value(a));
+    hi.push_back(format_value(b));
   }
+  bool alike = false;
+  for (std::size_t i = 0; i < ranges.size(); ++i) alike = alike || lo[i] == hi[i];
+  if (alike) {
+    const double step = (ranges.back().second - ranges.front().first) / static_cast<double>(ranges.size());
+    for (std::size_t i = 0; i < ranges.size(); ++i) {
+      lo[i] = format_tick(ranges[i].first, step);
+      hi[i] = format_tick(ranges[i].second, step);
+    }
+  }
+  std::size_t lo_width = 0;
+  for (const std::string& label : lo) lo_width = std::max(lo_width, label.size());
   for (std::size_t i = 0; i < ranges.size(); ++i) {
     std::string label = "[";
     label += pad_left(lo[i], lo_width);
