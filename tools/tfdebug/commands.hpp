@@ -23,5 +23,6 @@ void register_trace(CLI::App& app, int& exit_code);
 void register_regress(CLI::App& app, int& exit_code);
 void register_report(CLI::App& app, int& exit_code);  // cmd_report.cpp
 void register_plot(CLI::App& app, int& exit_code);    // cmd_plot.cpp
+void register_top(CLI::App& app, int& exit_code);     // cmd_top.cpp
 
 }  // namespace tfdebug::cli
