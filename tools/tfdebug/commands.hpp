@@ -24,5 +24,6 @@ void register_regress(CLI::App& app, int& exit_code);
 void register_report(CLI::App& app, int& exit_code);  // cmd_report.cpp
 void register_plot(CLI::App& app, int& exit_code);    // cmd_plot.cpp
 void register_top(CLI::App& app, int& exit_code);     // cmd_top.cpp
+void register_heatmap(CLI::App& app, int& exit_code);  // cmd_heatmap.cpp
 
 }  // namespace tfdebug::cli
