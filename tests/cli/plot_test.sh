@@ -104,6 +104,18 @@ check "a bad --scale" bad_input "--scale 'cubic': expected auto, linear or log" 
 printf '{"step": 0, "loss": "high"}\n' >"$work/bad.jsonl"
 check "a metrics line that is not one" bad_input "bad.jsonl: line 1" "$work/bad.jsonl"
 
+# -o: the same series as a picture (viz::save), read back by ffprobe (PNG) and rsvg-convert (SVG).
+require ffprobe rsvg-convert
+"$tfdebug" plot "$run" -m grad_norm -o "$work/grad.png" >"$work/o.txt"
+check "-o: says what it wrote" grep -qx "wrote $work/grad.png: grad_norm of 2 modules over 12 steps" "$work/o.txt"
+check "-o FILE.png: an 800 x 500 PNG" bash -c "ffprobe -v error -show_entries stream=codec_name,width,height -of csv=p=0 '$work/grad.png' | grep -qx 'png,800,500'"
+"$tfdebug" plot "$run" -o "$work/loss.svg" >/dev/null
+check "-o FILE.svg: an SVG that parses as XML and that rsvg renders at its size" bash -c "
+  rsvg-convert '$work/loss.svg' -o '$work/loss_svg.png' &&
+  ffprobe -v error -show_entries stream=width,height -of csv=p=0 '$work/loss_svg.png' | grep -qx '800,500' &&
+  $py -c \"import xml.etree.ElementTree as E; r = E.parse('$work/loss.svg').getroot(); assert r.tag.endswith('svg') and r.get('width').startswith('800'), r.attrib\""
+check "-o with another extension: exit 2" bad_input "x.bmp: unknown picture format" "$run" -o "$work/x.bmp"
+
 # stats: the histogram as bars. 10 values in 4 bins over [0, 3]: 3, 2, 1, 4.
 $py -c "import struct; open('$work/v.f32', 'wb').write(struct.pack('<10f', 0, 0, 0, 1, 1, 2, 3, 3, 3, 3))"
 LANG=C LC_ALL=C COLUMNS=40 "$tfdebug" stats "$work/v.f32" --bins 4 >"$work/stats.txt"

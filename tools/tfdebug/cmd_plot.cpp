@@ -15,6 +15,7 @@
 #include "terminal.hpp"
 #include "terminal_size.hpp"
 #include "tfdebug/core/error.hpp"
+#include "tfdebug/viz/plot.hpp"
 #include "tfdebug/viz/terminal_plot.hpp"
 
 namespace tfdebug::cli {
@@ -32,6 +33,7 @@ struct PlotArgs {
   int height = 0;
   bool list = false;
   bool json = false;
+  std::string output;  // -o: a PNG, SVG or PDF instead of the terminal
 };
 
 std::string module_name(const std::string& module) {
@@ -179,8 +181,29 @@ int run_plot(const PlotArgs& args) {
            " modules shown (those with the largest values); --module NAME for others, --list for all";
     series.resize(kMaxShown);
   }
+  const viz::Scale scale = pick_scale(args.scale, series);
+  if (!args.output.empty()) {
+    // The same series as a picture (viz::save): the format follows the extension.
+    viz::LinePlot picture;
+    picture.title =
+        *metric + (series.size() == 1 && *metric != "loss" ? " of " + module_name(series[0].module) : "");
+    picture.x.title = "step";
+    picture.y.title = *metric;
+    picture.y.scale = scale;
+    for (const MetricSeries& s : series)
+      picture.series.push_back(
+          {.name = series.size() == 1 ? s.metric : module_name(s.module), .x = s.steps, .y = s.values});
+    viz::save(picture, args.output);
+    const std::string what = *metric == "loss" ? std::string("the loss")
+                                               : *metric + " of " + std::to_string(series.size()) +
+                                                     (series.size() == 1 ? " module" : " modules");
+    std::printf("wrote %s: %s over %s\n", terminal_safe(args.output).c_str(), what.c_str(),
+                (format_count(read.steps) + (read.steps == 1 ? " step" : " steps")).c_str());
+    if (!note.empty()) std::printf("%s\n", note.c_str());
+    return 0;
+  }
   viz::TerminalLinePlot plot;
-  plot.y_scale = pick_scale(args.scale, series);
+  plot.y_scale = scale;
   plot.title = *metric;
   if (series.size() == 1 && *metric != "loss")
     plot.title += " of " + module_name(series[0].module);
@@ -234,11 +257,14 @@ void register_plot(CLI::App& app, int& exit_code) {
   cmd->add_option("--height", args->height, "Lines (default: up to 20, fitting the terminal)");
   cmd->add_flag("--list", args->list, "List the metrics and modules the run has");
   cmd->add_flag("--json", args->json, "Print the series' numbers as JSON (NaN and Inf as null)");
+  cmd->add_option("-o,--output", args->output,
+                  "Save the plot as a picture instead: FILE.png, FILE.svg or FILE.pdf (800 x 500)");
   cmd->footer(
       "\nExamples:\n"
       "  tfdebug plot runs/exp1                          the loss\n"
       "  tfdebug plot runs/exp1 -m grad_norm --module blocks.0.mlp.fc2\n"
       "  tfdebug plot runs/exp1/metrics.jsonl --list     what there is to plot\n"
+      "  tfdebug plot runs/exp1 -m update_ratio -o update_ratio.png\n"
       "Exit codes: 0 plotted, 2 bad input (no such file, metric or module).");
   cmd->callback([args, &exit_code] { exit_code = run_plot(*args); });
 }
