@@ -163,7 +163,9 @@ int run_plot(const PlotArgs& args) {
     for (const MetricSeries& s : series) {
       nlohmann::json values = nlohmann::json::array();
       for (double v : s.values) values.push_back(json_number(v));
-      nlohmann::json entry = {{"steps", s.steps}, {"values", values}};
+      nlohmann::json steps = nlohmann::json::array();
+      for (double step : s.steps) steps.push_back(static_cast<std::int64_t>(step));  // steps are integers
+      nlohmann::json entry = {{"steps", steps}, {"values", values}};
       if (metric != "loss") entry["module"] = module_name(s.module);
       list.push_back(entry);
     }
