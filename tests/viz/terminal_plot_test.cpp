@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tfdebug/core/error.hpp"
+#include "tfdebug/viz/ticks.hpp"
 
 namespace tfdebug::viz {
 namespace {
@@ -130,11 +131,18 @@ TEST(TerminalPlot, LogAxisLabelsDecadesAndMarksNonPositive) {
   plot.y_scale = Scale::log;
   plot.series.push_back({.name = "g", .x = {}, .y = {1e-3, 1e-2, 0, 1e-1, 1}});
   const auto lines = render_terminal(plot, {.width = 30, .height = 11});
-  // 8 rows over [1e-3, 1]: decades at dot rows 0, 10.33, 20.67, 31 -> rows 0, 2, 5, 7.
-  EXPECT_EQ(lines[0].substr(0, 7), "   1\u2524");
-  EXPECT_EQ(lines[2].substr(0, 7), " 0.1\u2524");
-  EXPECT_EQ(lines[5].substr(0, 7), "0.01\u2524");
-  EXPECT_EQ(lines[7].substr(0, 7), "1e-3\u2524");
+  // 8 rows over [1e-3, 1]: decades at dot rows 0, 10.33, 20.67, 31 -> rows 0, 2, 5, 7, labelled
+  // as log_ticks labels them.
+  const Ticks decades = log_ticks(1e-3, 1, 4);
+  ASSERT_EQ(decades.values, (std::vector<double>{1e-3, 1e-2, 1e-1, 1}));
+  const int rows[] = {7, 5, 2, 0};
+  for (std::size_t i = 0; i < 4; ++i) {
+    const std::string& line = lines[static_cast<std::size_t>(rows[i])];
+    const std::size_t axis = line.find("\u2524");
+    ASSERT_NE(axis, std::string::npos) << line;
+    EXPECT_EQ(line.substr(line.find_first_not_of(' '), axis - line.find_first_not_of(' ')),
+              decades.labels[i]);
+  }
   EXPECT_EQ(lines.back(), "  \u00d7 not finite or <= 0");
   // The 0 at x = 2 is the middle of 24 columns: its cross in column 12 of the axis.
   const std::string axis = lines[8];

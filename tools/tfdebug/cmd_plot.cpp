@@ -97,6 +97,7 @@ std::vector<MetricSeries> select(std::vector<MetricSeries> all, const PlotArgs& 
                                  const std::string& metric, const std::filesystem::path& file) {
   if (args.modules.empty()) return all;
   std::vector<std::string> names;
+  names.reserve(all.size());
   for (const MetricSeries& s : all) names.push_back(module_name(s.module));
   std::vector<MetricSeries> out;
   for (const std::string& wanted : args.modules) {

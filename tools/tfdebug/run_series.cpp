@@ -25,7 +25,7 @@ std::optional<double> activation(const ModuleMetrics& m, double (*field)(const A
 }
 
 const std::vector<MetricDef>& defs() {
-  static const std::vector<MetricDef> all = {
+  static const std::vector<MetricDef> kDefs = {
       {{"loss", "the training loss, one value a step", false}, "", nullptr},
       {{"grad_norm", "L2 norm of a module's parameter gradients", true},
        "",
@@ -55,7 +55,7 @@ const std::vector<MetricDef>& defs() {
          return *m.activations->dead_fraction;
        }},
   };
-  return all;
+  return kDefs;
 }
 
 const MetricDef& def_of(const std::string& metric) {
@@ -73,12 +73,12 @@ std::string MetricSeries::label() const {
 }
 
 const std::vector<MetricInfo>& metric_infos() {
-  static const std::vector<MetricInfo> infos = [] {
+  static const std::vector<MetricInfo> kInfos = [] {
     std::vector<MetricInfo> out;
     for (const MetricDef& d : defs()) out.push_back(d.info);
     return out;
   }();
-  return infos;
+  return kInfos;
 }
 
 std::optional<std::string> canonical_metric(std::string_view typed) {
@@ -99,9 +99,9 @@ std::vector<std::string> metric_spellings() {
 
 std::filesystem::path metrics_file_of(const std::string& run_dir_or_file) {
   std::error_code ec;
-  const std::filesystem::path path(run_dir_or_file);
+  std::filesystem::path path(run_dir_or_file);
   if (std::filesystem::is_directory(path, ec)) {
-    const std::filesystem::path file = path / "metrics.jsonl";
+    std::filesystem::path file = path / "metrics.jsonl";
     if (!std::filesystem::is_regular_file(file, ec))
       throw Error(run_dir_or_file +
                   ": no metrics.jsonl in this directory: expected a run directory written "
