@@ -142,6 +142,26 @@ check "--count 3 --plain: stops after three refreshes of an unfinished run" bash
   $py -c \"import json; r=json.load(open('$live/report.json')); r['complete']=False; json.dump(r, open('$live/report.json','w'))\"
   timeout 10 '$tfdebug' top '$live' --plain --count 3 --interval 0.05 >'$work/count.txt' && grep -c '^tfdebug top' '$work/count.txt' | grep -qx 1"
 
+# A long run: 100,000 steps are more than the 65,536 loss points top keeps; it thins them to every
+# other step, keeping the non-finite ones (a lone NaN at step 77,777 is still a mark on the axis).
+mkdir -p "$work/long"
+$py -c "
+with open('$work/long/metrics.jsonl', 'w') as f:
+    for s in range(100_000):
+        loss = 'null,\"loss_nonfinite\":\"nan\"' if s == 77_777 else repr(1 + 1 / (1 + s))
+        f.write('{\"step\":%d,\"loss\":%s,\"modules\":{}}\n' % (s, loss))"
+LANG=C LC_ALL=C COLUMNS=80 "$tfdebug" top "$work/long" --once >"$work/long.txt" 2>&1
+check "a long run: every step read, one NaN mark near 78% of the axis" $py - "$work/long.txt" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+assert lines[0].startswith("tfdebug top  step 99999 (100,000 steps read)"), lines[0]
+axis = next(l for l in lines if l.lstrip().startswith("++-"))  # the corner, then the x axis
+assert axis.count("x") == 1, axis
+first = axis.index("+") + 1  # the plot's first column
+at = (axis.index("x") - first) / (len(axis) - first - 1)
+assert abs(at - 0.77777) < 0.02, at
+PY
+
 # Bad input: one line, exit 2.
 "$tfdebug" top "$work/none" >"$work/err.txt" 2>&1
 echo $? >"$work/err.rc"
