@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -170,13 +171,17 @@ struct FileCloser {
 }  // namespace
 
 MetricsFileRead read_metrics_jsonl(const std::filesystem::path& path,
-                                   const std::function<void(const StepMetrics&)>& step) {
+                                   const std::function<void(const StepMetrics&)>& step, std::uint64_t from) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
     throw Error(path.string() + ": not found: expected the per-step metrics a JsonlMetricsSink writes");
   const std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
   if (!file) throw Error(path.string() + ": cannot open: " + std::strerror(errno));
   MetricsFileRead read;
+  read.end_offset = from;
+  if (from > 0 && ::fseeko(file.get(), static_cast<off_t>(from), SEEK_SET) != 0)
+    throw Error(path.string() + ": cannot seek to byte " + std::to_string(from) + ": " +
+                std::strerror(errno));
   std::string line;
   std::int64_t number = 0;
   char buffer[1 << 16];
@@ -193,6 +198,7 @@ MetricsFileRead read_metrics_jsonl(const std::filesystem::path& path,
       if (newline == nullptr) break;
       ++begin;
       ++number;
+      read.end_offset += line.size() + 1;
       const StepMetrics m = read_line(path, number, line);
       line.clear();
       if (read.steps == 0) read.first_step = m.step;

@@ -108,6 +108,26 @@ TEST(MetricsJsonl, ReadsBackEveryValueIncludingNonFiniteOnes) {
       read_metrics_jsonl(dir / "metrics.jsonl", [&](const StepMetrics& m) { read.push_back(m); });
   EXPECT_EQ(cut.steps, 4);
   EXPECT_TRUE(cut.cut_off);
+  const std::uintmax_t whole = std::filesystem::file_size(dir / "metrics.jsonl") - 16;  // before the part
+  EXPECT_EQ(cut.end_offset, whole);
+
+  // Read as it grows (tfdebug top): from the end of the last whole line, the rest of the line
+  // once it is written, and then nothing new.
+  std::ofstream(dir / "metrics.jsonl", std::ios::binary | std::ios::app) << "ss\": 0.25, \"modules\": {}}\n";
+  read.clear();
+  const MetricsFileRead grown = read_metrics_jsonl(
+      dir / "metrics.jsonl", [&](const StepMetrics& m) { read.push_back(m); }, cut.end_offset);
+  ASSERT_EQ(read.size(), 1u);
+  EXPECT_EQ(read[0].step, 40);
+  EXPECT_EQ(*read[0].loss, 0.25);
+  EXPECT_FALSE(grown.cut_off);
+  EXPECT_EQ(grown.end_offset, std::filesystem::file_size(dir / "metrics.jsonl"));
+  read.clear();
+  const MetricsFileRead again = read_metrics_jsonl(
+      dir / "metrics.jsonl", [&](const StepMetrics& m) { read.push_back(m); }, grown.end_offset);
+  EXPECT_EQ(again.steps, 0);
+  EXPECT_TRUE(read.empty());
+  EXPECT_EQ(again.end_offset, grown.end_offset);
 }
 
 std::string error_of_line(const std::filesystem::path& path, const std::string& text) {

@@ -1,5 +1,6 @@
 // tfdebug stats FILE: the stats kernel on a raw tensor dump (e.g. numpy's tofile(), a
 // tensor's bytes written from C++, or a slice of any binary file via --offset).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -9,11 +10,13 @@
 #include "json_output.hpp"
 #include "safe_text.hpp"
 #include "terminal.hpp"
+#include "terminal_size.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/core/histogram.hpp"
 #include "tfdebug/core/quantile.hpp"
 #include "tfdebug/core/stats.hpp"
 #include "tfdebug/io/mapped_file.hpp"
+#include "tfdebug/viz/terminal_plot.hpp"
 
 namespace tfdebug::cli {
 namespace {
@@ -210,6 +213,17 @@ int run_stats(const StatsArgs& args) {
   }
   if (!q.empty()) t.add("quantiles", q);
   t.print(stdout);
+  if (s.finite() > 0) {
+    // The histogram as bars at the terminal's width; more than 32 bins are added up to 32 lines.
+    viz::TerminalOptions bars;
+    bars.width = terminal_size(stdout).columns - 2;  // indented by two
+    bars.height = std::min(args.bins, 32);
+    bars.glyphs = viz::terminal_glyphs_from_environment();
+    bars.colour = colour;
+    std::printf("\n");
+    for (const std::string& line : viz::render_terminal_histogram(histogram.edges, histogram.counts, bars))
+      std::printf("  %s\n", line.c_str());
+  }
   return 0;
 }
 

@@ -69,13 +69,21 @@ struct MetricsFileRead {
   std::int64_t last_step = 0;
   // The file ended in part of a line (a run killed while writing it): that part is left out.
   bool cut_off = false;
+  // Bytes from the start of the file to the end of the last whole line read: where a later read
+  // of the same file, grown since, takes up (`from` below).
+  std::uint64_t end_offset = 0;
 };
 
 // Calls `step` with each line's metrics, in file order, as JsonlMetricsSink wrote them (a module
 // "(top level)" is module ""; loss is absent when the line says null without loss_nonfinite).
 // Only what metrics.jsonl holds: no histograms; ActivationSummary::zeros from zero_fraction.
 // tfdebug::Error naming the file, the line and the field for anything else.
+//
+// `from`: start at this byte (a previous read's end_offset; a live run's file is read as it grows,
+// as `tfdebug top` does). Lines in errors are then counted from there; a `from` past the end of the
+// file reads nothing.
 MetricsFileRead read_metrics_jsonl(const std::filesystem::path& path,
-                                   const std::function<void(const StepMetrics&)>& step);
+                                   const std::function<void(const StepMetrics&)>& step,
+                                   std::uint64_t from = 0);
 
 }  // namespace tfdebug
