@@ -7,8 +7,8 @@
 //   tfdebug::viz::Heatmap h{.title = "attention, head 0", .rows = 8, .cols = 8, .values = probs};
 //   tfdebug::viz::Image pixels = tfdebug::viz::render(h, {.width = 480, .height = 480});
 //
-//   tfdebug::viz::Figure grid{.title = "gradient norm per layer", .columns = 3};
-//   for (auto& layer : layers) grid.panels.push_back(line_plot_of(layer));  // small multiples
+//   tfdebug::viz::Figure grid{.title = "gradient norm per layer", .columns = 3};  // small multiples
+//   for (auto& layer : layers) grid.panels.push_back(line_plot_of(layer));
 //
 // Every plot has a title, axis titles, nice ticks (ticks.hpp) and the colour-blind-safe palette
 // (color.hpp). Values that are not finite never become coordinates: a line has a gap there with
@@ -34,7 +34,7 @@ enum class Scale { linear, log };
 
 struct Axis {
   std::string title;
-  Scale scale = Scale::linear;  // log: values <= 0 are left out like non-finite ones
+  Scale scale = Scale::linear;   // log: values <= 0 are left out like non-finite ones
   std::optional<double> lo, hi;  // fixed limits; otherwise the data's range, padded to ticks
 };
 
@@ -97,7 +97,7 @@ struct Heatmap {
   std::vector<double> values;
   std::vector<std::string> row_labels, col_labels;  // optional; thinned when they would overlap
   Colormap map = Colormap::viridis;
-  Scale scale = Scale::linear;  // log: the colour follows log10 of the value (values <= 0: grey)
+  Scale scale = Scale::linear;   // log: the colour follows log10 of the value (values <= 0: grey)
   std::optional<double> lo, hi;  // colour bar limits; otherwise the finite values' range
   std::string value_title;       // the colour bar's title
 };
@@ -118,20 +118,14 @@ struct BarChart {
   bool horizontal = false;
 };
 
-using Plot = std::variant<LinePlot, ScatterPlot, HistogramPlot, DistributionPlot, RidgePlot, Heatmap, BarChart>;
+using Plot =
+    std::variant<LinePlot, ScatterPlot, HistogramPlot, DistributionPlot, RidgePlot, Heatmap, BarChart>;
 
 // One plot or small multiples: panels laid out `columns` wide, row by row, under one title.
 struct Figure {
   std::string title;
   int columns = 1;
   std::vector<Plot> panels;
-
-  Figure() = default;
-  template <typename P>
-    requires std::is_constructible_v<Plot, P>
-  Figure(P plot) {  // NOLINT(google-explicit-constructor): a plot is a figure of one panel
-    panels.emplace_back(std::move(plot));
-  }
 };
 
 enum class Format { png, svg, pdf };
@@ -146,9 +140,12 @@ struct Size {
 // Writes the figure; the format follows the extension. Throws tfdebug::Error naming the file for
 // an unknown extension, a figure with no panel, or a file that cannot be written.
 void save(const Figure& figure, const std::filesystem::path& path, Size size = {});
+void save(const Plot& plot, const std::filesystem::path& path, Size size = {});  // a figure of one
 // The figure as pixels (what save writes as PNG), and as SVG text.
 Image render(const Figure& figure, Size size = {});
+Image render(const Plot& plot, Size size = {});
 std::string render_svg(const Figure& figure, Size size = {});
+std::string render_svg(const Plot& plot, Size size = {});
 
 // Where panel `panel`'s data lands: its plot box in pixels and the axis ranges mapped onto it.
 // For heatmaps, x and y are column and row positions (cell i spans [i, i + 1)).
@@ -161,5 +158,6 @@ struct Layout {
   double to_pixel_y(double value) const;
 };
 Layout layout(const Figure& figure, Size size = {}, std::size_t panel = 0);
+Layout layout(const Plot& plot, Size size = {});
 
 }  // namespace tfdebug::viz
