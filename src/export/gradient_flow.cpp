@@ -71,7 +71,7 @@ GradientFlow read_gradient_flow(const std::filesystem::path& run, FlowMetric met
     }
   });
   if (by_module.empty()) {
-    throw Error(file.string() + ": no step has a " + flow_metric_name(metric) +
+    throw Error(file.string() + ": no step has " + std::string(flow_metric_name(metric)) +
                 " for any module (grad_norm comes from observed gradients, update_ratio from observed "
                 "updates of weight matrices)");
   }
@@ -156,7 +156,7 @@ viz::Heatmap GradientFlowAnimation::heatmap(std::size_t frame) const {
 }
 
 viz::Image GradientFlowAnimation::frame(std::size_t frame) const {
-  return viz::render(viz::Figure(heatmap(frame)), options_.size);
+  return viz::render(viz::Plot(heatmap(frame)), options_.size);
 }
 
 viz::FrameSource GradientFlowAnimation::frames() const {

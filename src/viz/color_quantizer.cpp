@@ -58,6 +58,9 @@ struct ColorCount {
   std::uint32_t count;
 };
 
+// Pixels of one colour that make it a flat area (Note [Flat areas first]).
+constexpr std::uint32_t kFlatArea = 32;
+
 int channel(PackedRgb c, int axis) noexcept {
   return int((c >> (16 - 8 * axis)) & 0xff);
 }
@@ -131,10 +134,28 @@ QuantizedRegion median_cut(std::span<const PackedRgb> pixels, std::size_t max_co
     i = j;
   }
 
-  std::vector<Box> boxes(1);
-  boxes[0].end = colors.size();
-  boxes[0].measure(colors);
-  while (boxes.size() < max_colors) {
+  // Note [Flat areas first]: a plot is flat areas (background, heatmap cells, bars) and the
+  // antialiased edges of text and lines between them. The colours that cover many pixels get an
+  // entry of their own, exact; median cut shares the other entries among the rest, whose error
+  // only softens an edge.
+  QuantizedRegion out;
+  std::sort(colors.begin(), colors.end(), [](const ColorCount& a, const ColorCount& b) {
+    return a.count != b.count ? a.count > b.count : a.color < b.color;
+  });
+  const std::size_t most_reserved = max_colors / 2;
+  std::size_t reserved = 0;
+  while (reserved < colors.size() && reserved < most_reserved && colors[reserved].count >= kFlatArea)
+    ++reserved;
+  for (std::size_t i = 0; i < reserved; ++i) out.palette.push_back(colors[i].color);
+
+  std::vector<Box> boxes;
+  if (reserved < colors.size()) {
+    boxes.emplace_back();
+    boxes[0].begin = reserved;
+    boxes[0].end = colors.size();
+    boxes[0].measure(colors);
+  }
+  while (!boxes.empty() && reserved + boxes.size() < max_colors) {
     const auto widest = std::max_element(
         boxes.begin(), boxes.end(), [](const Box& a, const Box& b) { return a.priority() < b.priority(); });
     if (widest->priority() < 0) break;  // every box is one colour
@@ -161,8 +182,6 @@ QuantizedRegion median_cut(std::span<const PackedRgb> pixels, std::size_t max_co
     boxes.push_back(high);
   }
 
-  QuantizedRegion out;
-  out.palette.reserve(boxes.size());
   for (const Box& box : boxes) out.palette.push_back(mean_color(colors, box));
   // Each distinct colour's nearest entry (not merely its box's: a box's mean can be nearer to a
   // colour of the next box), then each pixel by binary search among the distinct colours.

@@ -1,5 +1,6 @@
 // Palettes of at most 256 colours for GIF frames: the exact colours of a region when it has few
-// enough, else median cut (Heckbert, 1982). Private to the GIF writer.
+// enough, else the flat areas' colours and median cut (Heckbert, 1982) for the rest. Private to
+// the GIF writer.
 #pragma once
 
 #include <array>
@@ -40,7 +41,8 @@ class ExactPalette {
   std::vector<PackedRgb> colors_;
 };
 
-// A palette chosen by median cut and each pixel's nearest entry in it.
+// A palette chosen by median cut and each pixel's nearest entry in it. Colours that cover many
+// pixels (flat areas) get entries of their own first, so they stay exact.
 struct QuantizedRegion {
   std::vector<PackedRgb> palette;     // at most max_colors
   std::vector<std::uint8_t> indices;  // one per pixel

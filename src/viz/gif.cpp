@@ -1,9 +1,13 @@
 // Animated GIF through giflib: palettes chosen here (color_quantizer.hpp), LZW and the file
 // format by giflib's encoder.
+#include <fcntl.h>
 #include <gif_lib.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <bit>
+#include <cerrno>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -24,8 +28,9 @@ using detail::PackedRgb;
 // file's global one or the frame's own. A first pass collects the colours of every frame: when
 // they fit in 256 together, one global palette holds them and every frame is exact. Otherwise
 // each frame gets a local palette for the rectangle it stores (Note [Changed rectangles]): exact
-// when that rectangle has at most 256 colours, else median cut's. The first pass stops at the
-// 257th colour, so an animation with many colours pays for it on few frames.
+// when that rectangle has at most 256 colours, else its flat areas' colours and median cut's for the rest
+// (Note [Flat areas first]). The first pass stops at the 257th colour, so an animation with many colours pays
+// for it on few frames.
 //
 // Note [Changed rectangles]: every frame after the first stores only the bounding box of the
 // pixels that differ from the previous frame, with disposal "do not dispose" so that the rest of
@@ -95,9 +100,16 @@ ColorMap make_map(const std::vector<PackedRgb>& colors, bool with_spare) {
 class GifFile {
  public:
   GifFile(const std::filesystem::path& path) : name_(path.string()) {
+    // Opened here rather than by EGifOpenFileName, which creates files readable by their owner
+    // only: a GIF is made to be shared, so it gets the usual 0666 less the umask.
+    const int fd = ::open(name_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0) throw Error(name_ + ": cannot open for writing: " + std::strerror(errno));
     int error = 0;
-    gif_ = EGifOpenFileName(name_.c_str(), false, &error);
-    if (gif_ == nullptr) throw Error(name_ + ": cannot open for writing: " + describe(error));
+    gif_ = EGifOpenFileHandle(fd, &error);
+    if (gif_ == nullptr) {
+      ::close(fd);
+      throw Error(name_ + ": cannot open for writing: " + describe(error));
+    }
     EGifSetGifVersion(gif_, true);  // graphics control and application extensions are GIF89a's
   }
   ~GifFile() {

@@ -1,6 +1,7 @@
 #include "tfdebug/viz/animation.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -75,6 +76,11 @@ TEST(Gif, PlotColoursComeBackExactlyFromFfmpeg) {
   }
   const std::string bytes = file_bytes(path);
   EXPECT_EQ(bytes.substr(0, 6), "GIF89a");
+  // Readable by others as any new file is (giflib alone would make it 0600).
+  const mode_t mask = ::umask(022);
+  ::umask(mask);
+  EXPECT_EQ(std::filesystem::status(path).permissions(),
+            std::filesystem::perms(0666 & ~mask) & std::filesystem::perms::all);
   // The application extension that makes it loop forever: NETSCAPE2.0, sub-block 1, count 0.
   EXPECT_NE(bytes.find(std::string("\x21\xff\x0bNETSCAPE2.0\x03\x01\x00\x00\x00", 19)), std::string::npos);
   // Each frame shows for 100 ms.
@@ -153,6 +159,30 @@ TEST(Gif, MedianCutKeepsAGradientClose) {
   EXPECT_LE(worst, 6);
   EXPECT_LE(total / (64 * 64 * 3), 8.0 / 3 + 1e-9);
   EXPECT_EQ(colours.size(), 256u);
+}
+
+TEST(Gif, FlatAreasStayExactInAFrameOfManyColours) {
+  TempDir dir("gif_flat");
+  // Three flat blocks beside a strip of 1,000 colours (a colour bar, antialiased text).
+  Image f(100, 60);
+  const Rgb blocks[3] = {{68, 1, 84}, {33, 145, 140}, {253, 231, 37}};
+  for (int y = 0; y < 60; ++y) {
+    for (int x = 0; x < 100; ++x) {
+      if (x < 90) {
+        f.set(x, y, blocks[x / 30]);
+      } else {
+        const int i = y * 10 + (x - 90);
+        f.set(x, y, {std::uint8_t(i % 256), std::uint8_t(i / 4), std::uint8_t(255 - i % 200)});
+      }
+    }
+  }
+  const auto path = dir / "flat.gif";
+  const GifInfo info = write_gif(std::span<const Image>(&f, 1), path);
+  EXPECT_EQ(info.quantized_frames, 1u);
+  const Image back = decode_frame(path, 0);
+  for (int y = 0; y < 60; ++y) {
+    for (int x = 0; x < 90; ++x) ASSERT_EQ(back.at(x, y), blocks[x / 30]) << x << ", " << y;
+  }
 }
 
 TEST(Gif, TranslucentPixelsAreDrawnOverWhite) {

@@ -13,10 +13,11 @@
 // 4:2:0 video keeps partial transparency.
 //
 // GIF colours (Note [GIF palettes] in src/viz/gif.cpp): when all frames together have at most 256
-// colours (plots usually do) the file has one global palette and every pixel is exact; otherwise
-// each frame gets its own palette, exact when that frame's changed part has at most 256 colours,
-// else 256 colours chosen by median cut (no dithering: plots have flat areas, not photographs).
-// Each frame stores only the rectangle that changed since the previous one.
+// colours the file has one global palette and every pixel is exact; otherwise each frame gets its
+// own palette, exact when that frame's changed part has at most 256 colours, else exact for the
+// colours of flat areas (background, cells, bars: up to 128 of them) and chosen by median cut for
+// the rest, the antialiased edges of text and lines. No dithering: plots are flat areas, not
+// photographs. Each frame stores only the rectangle that changed since the previous one.
 //
 // Video: .webm is VP9 (VP8 when libavcodec has no VP9 encoder), .mp4 is H.264 through libx264
 // (MPEG-4 part 2 without it; VideoOptions::encoder chooses); 4:2:0 chroma, BT.709 colours, an odd width or
@@ -49,7 +50,7 @@ struct GifInfo {
   std::size_t frames = 0;
   int width = 0, height = 0;
   bool global_palette = false;       // one palette for all frames: every colour exact
-  std::size_t quantized_frames = 0;  // frames whose colours median cut chose (not exact)
+  std::size_t quantized_frames = 0;  // frames past 256 colours: flat areas exact, edges near
 };
 
 // Writes an animated GIF that loops forever (the NETSCAPE2.0 application extension). `delay` is
