@@ -52,6 +52,10 @@ const char* flow_metric_name(FlowMetric metric) noexcept {
 
 GradientFlow read_gradient_flow(const std::filesystem::path& run, FlowMetric metric) {
   std::error_code ec;
+  if (!std::filesystem::exists(run, ec)) {
+    throw Error(run.string() +
+                ": not found: expected a run directory (with metrics.jsonl) or a metrics.jsonl file");
+  }
   const std::filesystem::path file = std::filesystem::is_directory(run, ec) ? run / "metrics.jsonl" : run;
   if (!std::filesystem::exists(file, ec)) {
     throw Error(file.string() +
