@@ -123,15 +123,24 @@ std::uint8_t nearest(const std::vector<PackedRgb>& palette, PackedRgb c) {
 
 QuantizedRegion median_cut(std::span<const PackedRgb> pixels, std::size_t max_colors) {
   TFDEBUG_ASSERT(!pixels.empty() && max_colors >= 1 && max_colors <= 256, "median cut of nothing");
-  // The distinct colours with their pixel counts.
-  std::vector<PackedRgb> sorted(pixels.begin(), pixels.end());
-  std::sort(sorted.begin(), sorted.end());
-  std::vector<ColorCount> colors;
-  for (std::size_t i = 0; i < sorted.size();) {
-    std::size_t j = i;
-    while (j < sorted.size() && sorted[j] == sorted[i]) ++j;
-    colors.push_back({sorted[i], static_cast<std::uint32_t>(j - i)});
+  // The distinct colours with their pixel counts. Runs of one colour first (a plot's rows are
+  // mostly runs), so that the sort sees a run once rather than each of its pixels.
+  std::vector<ColorCount> runs;
+  for (std::size_t i = 0; i < pixels.size();) {
+    std::size_t j = i + 1;
+    while (j < pixels.size() && pixels[j] == pixels[i]) ++j;
+    runs.push_back({pixels[i], static_cast<std::uint32_t>(j - i)});
     i = j;
+  }
+  std::sort(runs.begin(), runs.end(),
+            [](const ColorCount& a, const ColorCount& b) { return a.color < b.color; });
+  std::vector<ColorCount> colors;
+  for (const ColorCount& run : runs) {
+    if (!colors.empty() && colors.back().color == run.color) {
+      colors.back().count += run.count;
+    } else {
+      colors.push_back(run);
+    }
   }
 
   // Note [Flat areas first]: a plot is flat areas (background, heatmap cells, bars) and the

@@ -27,6 +27,7 @@ check "the run is written" test -s "$work/run/metrics.jsonl"
 check "GIF: exit 0" test $? -eq 0
 check "GIF: nothing on stderr off a terminal (no progress line)" test ! -s "$work/gif.err"
 check "GIF: 151 frames (a 50-step window over 200 steps)" test "$(field "$work/gif.json" frames)" = 151
+check "GIF: --json says gif" test "$(field "$work/gif.json" format)" = gif
 check "GIF: ffprobe decodes 151 frames" test "$(probe "$work/flow.gif" nb_read_frames)" = 151
 check "GIF: 800 x 500" test "$(probe "$work/flow.gif" width)x$(probe "$work/flow.gif" height)" = 800x500
 check "GIF: a log colour scale over the run's range" $py - "$work/gif.json" <<'PY'
@@ -55,6 +56,7 @@ check "MP4: exit 0" test $? -eq 0
 check "MP4: H.264" test "$(probe "$work/flow.mp4" codec_name)" = h264
 check "MP4: an odd size padded to even" test "$(probe "$work/flow.mp4" width)x$(probe "$work/flow.mp4" height)" = 642x402
 check "MP4: the update ratio" test "$(field "$work/mp4.json" metric)" = update_ratio
+check "MP4: --json names the encoder" test "$(field "$work/mp4.json" codec)" = libx264
 check "MP4: ffprobe decodes every frame" test "$(probe "$work/flow.mp4" nb_read_frames)" = "$(field "$work/mp4.json" frames)"
 
 "$write_run" "$work/small" >/dev/null

@@ -91,24 +91,33 @@ int run_animate(const AnimateArgs& args) {
       std::move(flow), {.window = args.window, .stride = args.stride, .size = parse_size(args.size)});
 
   ProgressLine progress;
-  std::string format;
+  std::string format;               // for people
+  nlohmann::ordered_json encoding;  // for --json
   int width = 0, height = 0;
   if (gif) {
     const auto delay = std::chrono::milliseconds(std::lround(1000.0 / args.fps));
     const viz::GifInfo info = viz::write_gif(
         animation.frames(), output, delay,
         [&](std::size_t done, std::size_t total) { progress.update("encoding", done, total); });
-    format = info.global_palette          ? "GIF, one palette, exact colours"
-             : info.quantized_frames == 0 ? "GIF, a palette per frame, exact colours"
-                                          : "GIF, " + format_count(std::int64_t(info.quantized_frames)) +
-                                                " frames quantized to 256 colours";
+    format = info.global_palette ? "GIF, one palette: every colour exact"
+             : info.quantized_frames == 0
+                 ? "GIF, a palette per frame: every colour exact"
+                 : "GIF; " + format_count(std::int64_t(info.quantized_frames)) +
+                       " frames past 256 colours: flat areas exact, edges of text near";
     width = info.width;
     height = info.height;
+    encoding = {{"format", "gif"},
+                {"global_palette", info.global_palette},
+                {"quantized_frames", info.quantized_frames}};
   } else {
     const viz::VideoInfo info = viz::write_video(
         animation.frames(), output, args.fps,
         {.progress = [&](std::size_t done, std::size_t total) { progress.update("encoding", done, total); }});
     format = info.codec;
+    std::string ext = output.extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(),
+                   [](unsigned char c) { return char(std::tolower(c)); });
+    encoding = {{"format", ext.substr(1)}, {"codec", info.codec}};
     width = info.width;
     height = info.height;
   }
@@ -116,19 +125,19 @@ int run_animate(const AnimateArgs& args) {
 
   const GradientFlow& f = animation.flow();
   if (args.json) {
-    const nlohmann::ordered_json doc = {{"output", output.string()},
-                                        {"format", format},
-                                        {"frames", animation.frame_count()},
-                                        {"width", width},
-                                        {"height", height},
-                                        {"fps", args.fps},
-                                        {"metric", flow_metric_name(f.metric)},
-                                        {"modules", modules},
-                                        {"steps", steps},
-                                        {"window", animation.window()},
-                                        {"scale", animation.scale() == viz::Scale::log ? "log" : "linear"},
-                                        {"lo", animation.lo()},
-                                        {"hi", animation.hi()}};
+    nlohmann::ordered_json doc = {{"output", output.string()}};
+    doc.update(encoding);
+    doc.update(nlohmann::ordered_json{{"frames", animation.frame_count()},
+                                      {"width", width},
+                                      {"height", height},
+                                      {"fps", args.fps},
+                                      {"metric", flow_metric_name(f.metric)},
+                                      {"modules", modules},
+                                      {"steps", steps},
+                                      {"window", animation.window()},
+                                      {"scale", animation.scale() == viz::Scale::log ? "log" : "linear"},
+                                      {"lo", animation.lo()},
+                                      {"hi", animation.hi()}});
     std::puts(doc.dump(1).c_str());
     return 0;
   }
