@@ -63,6 +63,15 @@ AxisPlan plan_axis(const Axis& axis, const Extent& data, int target) {
                           : linear_ticks(plan.range.lo, plan.range.hi, target);
   plan.ticks = ticks.values;
   plan.labels = ticks.labels;
+  if (axis.integer && !log && ticks.step < 1) {
+    // Fewer whole numbers than ticks wanted: each of them.
+    plan.ticks.clear();
+    plan.labels.clear();
+    for (double v = std::ceil(plan.range.lo); v <= plan.range.hi && plan.ticks.size() < 100; ++v) {
+      plan.ticks.push_back(v);
+      plan.labels.push_back(format_tick(v, 1));
+    }
+  }
   return plan;
 }
 
@@ -127,7 +136,10 @@ Layout frame_layout(const Canvas& canvas, const std::string& title, const AxisPl
   layout.left =
       panel.left + kPad + (y.title.empty() ? 0 : label_height + kPad) + tick_width + kTickLength + 4;
   layout.top = panel.top + kPad + title_height;
-  layout.right = panel.right - kPad - right_reserve;
+  // The last x label is centred on the frame's right edge: leave it room to be read whole.
+  const double last_label =
+      x.labels.empty() || right_reserve > 0 ? 0 : canvas.measure(x.labels.back(), kTickFont).width / 2;
+  layout.right = panel.right - std::max(kPad, last_label + 2) - right_reserve;
   layout.bottom =
       panel.bottom - kPad - (x.title.empty() ? 0 : label_height + 4) - tick_height - kTickLength - 4;
   if (layout.right - layout.left < 20) layout.right = layout.left + 20;

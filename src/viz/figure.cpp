@@ -48,7 +48,8 @@ std::vector<Box> panel_boxes(const Canvas& canvas, const Figure& figure, Size si
   const double h = (size.height - top) / static_cast<double>(rows);
   std::vector<Box> boxes;
   for (std::size_t i = 0; i < count; ++i) {
-    const double x = w * static_cast<double>(i % columns), y = top + h * static_cast<double>(i / columns);
+    const std::size_t row = i / columns, column = i % columns;
+    const double x = w * static_cast<double>(column), y = top + h * static_cast<double>(row);
     boxes.push_back({x, y, x + w, y + h});
   }
   return boxes;

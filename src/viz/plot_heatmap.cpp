@@ -100,13 +100,19 @@ void draw_cells(const Canvas& canvas, const Heatmap& plot, const ColorScale& c, 
   if (plot.rows * plot.cols <= kMaxVectorCells) {
     const double w = (l.right - l.left) / static_cast<double>(plot.cols);
     const double h = (l.bottom - l.top) / static_cast<double>(plot.rows);
+    // Without antialiasing: neighbouring cells would otherwise leave faint seams between them.
+    cairo_save(cr);
+    cairo_set_antialias(cr, CAIRO_ANTIALIAS_NONE);
     for (std::size_t r = 0; r < plot.rows; ++r) {
       for (std::size_t k = 0; k < plot.cols; ++k) {
-        // Cells overlap by a hair so that antialiasing leaves no seams between them.
-        canvas.rect(l.left + w * static_cast<double>(k), l.top + h * static_cast<double>(r), w + 0.3, h + 0.3,
-                    c.color(plot.values[r * plot.cols + k]));
+        const double x0 = std::round(l.left + w * static_cast<double>(k));
+        const double x1 = std::round(l.left + w * static_cast<double>(k + 1));
+        const double y0 = std::round(l.top + h * static_cast<double>(r));
+        const double y1 = std::round(l.top + h * static_cast<double>(r + 1));
+        canvas.rect(x0, y0, x1 - x0, y1 - y0, c.color(plot.values[r * plot.cols + k]));
       }
     }
+    cairo_restore(cr);
     return;
   }
   const auto cols = static_cast<int>(plot.cols), rows = static_cast<int>(plot.rows);
@@ -156,11 +162,14 @@ Layout draw_panel(const Canvas& canvas, const Heatmap& plot, Box panel, bool dra
   // The colour bar: high at the top.
   const double bx = l.right + 12, top = l.top, height = l.bottom - l.top;
   constexpr int kSteps = 128;
+  cairo_save(canvas.cr());
+  cairo_set_antialias(canvas.cr(), CAIRO_ANTIALIAS_NONE);
   for (int i = 0; i < kSteps; ++i) {
-    const double t0 = static_cast<double>(i) / kSteps;
-    canvas.rect(bx, top + height * (1 - t0 - 1.0 / kSteps), kBarWidth, height / kSteps + 0.3,
-                map_color(c.map, t0 + 0.5 / kSteps));
+    const double y0 = std::round(top + height * (1 - static_cast<double>(i + 1) / kSteps));
+    const double y1 = std::round(top + height * (1 - static_cast<double>(i) / kSteps));
+    canvas.rect(bx, y0, kBarWidth, y1 - y0, map_color(c.map, (i + 0.5) / kSteps));
   }
+  cairo_restore(canvas.cr());
   canvas.set_color(kMutedInk);
   cairo_set_line_width(canvas.cr(), 1);
   cairo_rectangle(canvas.cr(), bx + 0.5, top + 0.5, kBarWidth - 1, height - 1);

@@ -112,7 +112,13 @@ Layout draw_panel(const Canvas& canvas, const LinePlot& plot, Box panel, bool dr
     }
     end_run();
     cairo_new_path(cr);
-    if (plot.markers) {
+  }
+  cairo_restore(cr);
+  // Markers after the clip: a point on the frame is drawn whole.
+  for (std::size_t k = 0; k < plot.series.size() && plot.markers; ++k) {
+    const Series& s = plot.series[k];
+    const Rgb color = series_color(k);
+    {
       for (std::size_t i = 0; i < s.y.size(); ++i) {
         if (plottable(x_of(s, i), plot.x.scale) && plottable(s.y[i], plot.y.scale)) {
           dot(canvas, l.to_pixel_x(x_of(s, i)), l.to_pixel_y(s.y[i]), 3, color);
@@ -120,7 +126,6 @@ Layout draw_panel(const Canvas& canvas, const LinePlot& plot, Box panel, bool dr
       }
     }
   }
-  cairo_restore(cr);
   draw_legend(canvas, p.legend, l.right + 12, l.top);
   return l;
 }

@@ -54,7 +54,8 @@ TEST(Ticks, DegenerateRanges) {
 }
 
 TEST(Ticks, LogTicksAreDecadesThinnedToTheTarget) {
-  EXPECT_THAT(log_ticks(3e-4, 20.0).labels, ElementsAre("1e-3", "0.01", "0.1", "1", "10"));
+  EXPECT_THAT(log_ticks(3e-4, 20.0).labels, ElementsAre("1e-3", "1e-2", "1e-1", "1", "1e1"));
+  EXPECT_THAT(log_ticks(0.01, 1000.0).labels, ElementsAre("0.01", "0.1", "1", "10", "100", "1000"));
   const Ticks wide = log_ticks(1e-12, 1e12, 6);
   EXPECT_DOUBLE_EQ(wide.step, 5);
   EXPECT_THAT(wide.labels, ElementsAre("1e-10", "1e-5", "1", "1e5", "1e10"));

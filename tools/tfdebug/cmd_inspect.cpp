@@ -13,6 +13,7 @@
 #include "safe_text.hpp"
 #include "terminal.hpp"
 #include "tfdebug/core/error.hpp"
+#include "tfdebug/export/inspection_plots.hpp"
 #include "tfdebug/export/inspection_report.hpp"
 #include "tfdebug/inspect/inspection.hpp"
 
@@ -30,6 +31,8 @@ struct InspectArgs {
   std::string xlsx;
   std::string csv;
   std::string mlflow;
+  std::string plots;
+  std::string plot_format = "png";
 };
 
 std::string shape_text(const std::vector<std::int64_t>& shape) {
@@ -225,6 +228,18 @@ int run_inspect(const InspectArgs& args) {
   if (!args.csv.empty()) write_inspection_csv(args.csv, inspection);
   if (!args.mlflow.empty()) write_inspection_mlflow(args.mlflow, args.paths, inspection, json_text(report));
   if (!args.tensorboard.empty()) write_inspection_tensorboard(args.tensorboard, inspection);
+  if (!args.plots.empty()) {
+    const std::vector<std::filesystem::path> model_paths(args.paths.begin(), args.paths.end());
+    InspectionPlotOptions plot_options;
+    plot_options.format = args.plot_format;
+    const InspectionPlots plots = write_inspection_plots(model_paths, inspection, args.plots, plot_options);
+    // On stderr with --json, whose stdout is one JSON document.
+    std::FILE* out = args.json ? stderr : stdout;
+    std::fprintf(out, "\nplots: %zu pictures in %s (histograms of %zu tensors", plots.files.size(),
+                 terminal_safe(args.plots).c_str(), plots.tensors_drawn);
+    if (plots.layers > 0) std::fprintf(out, "; %zu of %zu layers", plots.layers_drawn, plots.layers);
+    std::fprintf(out, ")\n");
+  }
   return fail_on && inspection.any_at_least(*fail_on) ? 1 : 0;
 }
 
@@ -253,6 +268,13 @@ void register_inspect(CLI::App& app, int& exit_code) {
   cmd->add_option(
       "--tensorboard", args->tensorboard,
       "Also write a TensorBoard run to this folder: a histogram and scalars per tensor, findings as text");
+  cmd->add_option(
+      "--plots", args->plots,
+      "Also draw the weights into this folder: a histogram of every tensor per layer (layer_NNN.png), "
+      "their scale by depth (depth.png), the rest (other.png)");
+  cmd->add_option("--plot-format", args->plot_format, "Pictures of --plots as png, svg or pdf")
+      ->check(CLI::IsMember({"png", "svg", "pdf"}))
+      ->capture_default_str();
   cmd->callback([args, &exit_code] { exit_code = run_inspect(*args); });
 }
 

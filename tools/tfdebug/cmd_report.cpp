@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "terminal.hpp"
 #include "tfdebug/core/error.hpp"
+#include "tfdebug/export/run_plots.hpp"
 #include "tfdebug/export/run_rebuild.hpp"
 
 namespace tfdebug::cli {
@@ -23,6 +24,8 @@ struct ReportArgs {
   std::string tensorboard;
   std::string mlflow;
   std::string csv;
+  std::string plots;
+  std::string plot_format = "png";
   bool json = false;
 };
 
@@ -130,6 +133,17 @@ int run_report(const ReportArgs& args) {
       if (*target) std::printf("wrote %s\n", printable(**target).c_str());
     }
   }
+  if (!args.plots.empty()) {
+    RunPlotOptions plot_options;
+    plot_options.format = args.plot_format;
+    const RunPlots plots = write_run_plots(args.run_dir, args.plots, plot_options);
+    std::FILE* out = args.json ? stderr : stdout;  // --json: stdout is one JSON document
+    std::fprintf(out, "plots: %zu pictures in %s (%lld steps, %zu modules", plots.files.size(),
+                 printable(args.plots).c_str(), static_cast<long long>(plots.steps), plots.modules);
+    if (plots.steps_per_column > 1)
+      std::fprintf(out, "; heatmap columns of %zu steps", plots.steps_per_column);
+    std::fprintf(out, ")\n");
+  }
   return counts[2] > 0 ? 1 : 0;
 }
 
@@ -145,6 +159,12 @@ void register_report(CLI::App& app, int& exit_code) {
   cmd->add_option("--tensorboard", args->tensorboard, "Write the run as a TensorBoard run in this folder");
   cmd->add_option("--mlflow", args->mlflow, "Write the run into this MLflow file store");
   cmd->add_option("--csv", args->csv, "Write the per-step metrics as CSV (long form)");
+  cmd->add_option("--plots", args->plots,
+                  "Draw the run into this folder: loss, gradient norm and update ratio per module over steps "
+                  "(heatmaps), gradient flow, activations (docs/visualization.md)");
+  cmd->add_option("--plot-format", args->plot_format, "Pictures of --plots as png, svg or pdf")
+      ->check(CLI::IsMember({"png", "svg", "pdf"}))
+      ->capture_default_str();
   cmd->add_flag("--json", args->json, "Print the summary as JSON");
   cmd->footer("Exit code: 0 no error-level finding; 1 the run has one; 2 a missing or malformed input.");
   cmd->callback([args, &exit_code] { exit_code = run_report(*args); });

@@ -36,6 +36,7 @@ struct Axis {
   std::string title;
   Scale scale = Scale::linear;   // log: values <= 0 are left out like non-finite ones
   std::optional<double> lo, hi;  // fixed limits; otherwise the data's range, padded to ticks
+  bool integer = false;          // whole-number ticks only (steps, layers)
 };
 
 // One named series of points. x and y have the same length; an empty x means 0, 1, 2, ...

@@ -2,7 +2,7 @@
 // log axes, and labels no longer than they need to be.
 //
 //   auto t = tfdebug::viz::linear_ticks(0.0, 0.93, 5);  // 0, 0.2, 0.4, 0.6, 0.8
-//   auto l = tfdebug::viz::log_ticks(3e-4, 20.0);       // 1e-3, 1e-2, 1e-1, 1, 10
+//   auto l = tfdebug::viz::log_ticks(3e-4, 20.0);       // 1e-3, 1e-2, 1e-1, 1, 1e1
 //   t.labels[1] == "0.2"
 //
 // linear_ticks picks the step among {1, 2, 2.5, 5} x 10^k that gives the count nearest `target`
