@@ -273,7 +273,8 @@ struct VideoCase {
   int tolerance;
 };
 
-void PrintTo(const VideoCase& c, std::ostream* os) {
+// gtest prints a parameter through a function of this name.
+void PrintTo(const VideoCase& c, std::ostream* os) {  // NOLINT(readability-identifier-naming)
   *os << c.file;
 }
 
