@@ -25,9 +25,9 @@ int main() {
   std::printf("%lld NaN, %lld Inf, %.1f%% zeros\n", static_cast<long long>(s.nan),
               static_cast<long long>(s.pos_inf + s.neg_inf), 100.0 * s.zero / s.count);
   std::printf("mean %.6g  std %.6g  abs max %.6g\n", s.mean, s.std, s.abs_max);
-  std::printf("as f16: %lld values overflow, %lld flush to zero (headroom %.3g)\n",
+  std::printf("as f16: %lld values overflow, %lld flush to zero (range used %.3g)\n",
               static_cast<long long>(s.target->overflow), static_cast<long long>(s.target->underflow),
-              s.target->headroom);
+              s.target->range_used);
   const tfdebug::Log2Histogram magnitudes = tfdebug::histogram_log2(view);
   std::printf("magnitudes span 2^%d .. 2^%d\n", magnitudes.min_exponent,
               magnitudes.min_exponent + static_cast<int>(magnitudes.counts.size()) - 1);

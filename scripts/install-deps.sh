@@ -37,6 +37,8 @@ packages=(
   # independent readers of pictures: rsvg-convert (SVG), ffprobe/ffmpeg (GIF and video), a real
   # browser for the HTML report (Chromium, driven by npm's playwright-core), tmux for `tfdebug top`
   librsvg2-bin ffmpeg chromium tmux
+  # a pseudo-terminal for the terminal-output tests (script(1); essential in Debian, named for clarity)
+  bsdutils
   # npm test clients (tests/npm) and the flame graph's inline script check (node --check)
   nodejs
   # bench scripts: GNU time (peak RSS), bc, valgrind (callgrind instruction counts), hyperfine

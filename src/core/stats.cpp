@@ -340,11 +340,11 @@ Stats finish(const Partial& all, std::int64_t n, DType dtype, const std::optiona
   const double nf = static_cast<double>(all.finite);
   s.l1 = any_finite ? all.mean_abs * nf : 0.0;
   s.l2 = any_finite ? std::sqrt(nf) * std::hypot(mean, s.std) : 0.0;
-  s.headroom = s.abs_max / dtype_info(dtype).max_finite;
+  s.range_used = s.abs_max / dtype_info(dtype).max_finite;
   if (target) {
     TargetFit fit;
     fit.dtype = *target;
-    fit.headroom = s.abs_max / dtype_info(*target).max_finite;
+    fit.range_used = s.abs_max / dtype_info(*target).max_finite;
     fit.overflow = all.target_overflow;
     fit.underflow = all.target_underflow;
     fit.subnormal = all.target_subnormal;

@@ -1,6 +1,8 @@
 // A self-contained flame-graph SVG (docs/profiling.md): frames merged by stack across the
 // trace's threads (each thread a child of "all"), widths proportional to inclusive time, hover
-// titles, click-to-zoom and regex search in inline JavaScript; no network access.
+// titles, click-to-zoom and regex search in inline JavaScript; no network access. Labels are
+// fitted to their frames when the file is written (Note [Label fitting]), so viewers that do not
+// run the script (rsvg-convert, Inkscape, an <img> tag) show no overlapping text.
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -33,6 +35,73 @@ constexpr double kWidth = 1200;
 constexpr double kFrameHeight = 16;
 constexpr double kPad = 10;
 constexpr double kTop = 40;
+
+// Note [Label fitting]
+// A label is trimmed to the cells that fit in its frame, ending in "…", or dropped when fewer
+// than three cells fit; the full name stays in the frame's <title>. The font is monospace at
+// kFontPx, so a label's width is its cell count times one advance. kCellPx is deliberately wider
+// than the advances of the monospace fonts a viewer may pick (DejaVu Sans Mono, Menlo and
+// Liberation Mono: 0.600-0.602 em, Consolas 0.55 em): 0.625 em, so a fitted label never reaches
+// its frame's right edge whichever of them renders it. East Asian wide characters take two cells.
+// The inline script applies the same rule (fit()) when a zoom gives frames new widths.
+constexpr double kFontPx = 12;
+constexpr double kCellPx = 0.625 * kFontPx;
+constexpr double kLabelInset = 3;  // from the frame's left edge; the same margin on the right
+
+// Whether a code point is drawn two cells wide (Unicode East Asian Width W/F, main blocks).
+bool is_wide(std::uint32_t cp) {
+  return (cp >= 0x1100 && cp <= 0x115F) || (cp >= 0x2E80 && cp <= 0xA4CF) || (cp >= 0xAC00 && cp <= 0xD7A3) ||
+         (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0xFE30 && cp <= 0xFE4F) || (cp >= 0xFF00 && cp <= 0xFF60) ||
+         (cp >= 0xFFE0 && cp <= 0xFFE6) || (cp >= 0x1F300 && cp <= 0x1F64F) ||
+         (cp >= 0x1F900 && cp <= 0x1F9FF) || (cp >= 0x20000 && cp <= 0x3FFFD);
+}
+
+// One UTF-8 sequence from text[i]: its length in bytes and its cells. A byte that does not start a
+// valid sequence counts as one byte of one cell, so trimming never splits a valid character.
+std::pair<std::size_t, int> next_char(const std::string& text, std::size_t i) {
+  const auto lead = static_cast<unsigned char>(text[i]);
+  std::size_t length = 1;
+  std::uint32_t cp = lead;
+  if (lead >= 0xF0 && lead < 0xF8) {
+    length = 4;
+    cp = lead & 0x07u;
+  } else if (lead >= 0xE0) {
+    length = 3;
+    cp = lead & 0x0Fu;
+  } else if (lead >= 0xC0) {
+    length = 2;
+    cp = lead & 0x1Fu;
+  }
+  if (length > 1) {
+    if (i + length > text.size()) return {1, 1};
+    for (std::size_t k = 1; k < length; ++k) {
+      const auto c = static_cast<unsigned char>(text[i + k]);
+      if ((c & 0xC0u) != 0x80u) return {1, 1};
+      cp = (cp << 6) | (c & 0x3Fu);
+    }
+  }
+  return {length, is_wide(cp) ? 2 : 1};
+}
+
+// The label drawn in a frame `width` pixels wide (Note [Label fitting]); empty when none fits.
+std::string fitted_label(const std::string& name, double width) {
+  const double room = width - 2 * kLabelInset;
+  if (room < 3 * kCellPx) return {};
+  const auto cells = static_cast<int>(room / kCellPx);
+  int used = 0;
+  std::size_t cut = 0;  // bytes of the name that fit with a one-cell ellipsis after them
+  for (std::size_t i = 0; i < name.size();) {
+    const auto [length, width_cells] = next_char(name, i);
+    if (used + width_cells > cells) {
+      if (cut == 0) return {};
+      return name.substr(0, cut) + "\xE2\x80\xA6";
+    }
+    used += width_cells;
+    i += length;
+    if (used + 1 <= cells) cut = i;
+  }
+  return name;
+}
 
 std::string xml_escape(const std::string& text) {
   std::string out;
@@ -98,10 +167,11 @@ void emit(std::ostream& out, const Node& node, std::int64_t root_total, std::int
   std::snprintf(percent, sizeof percent, "%.2f%%",
                 100.0 * static_cast<double>(node.total_ns) / static_cast<double>(root_total));
   const std::string name = xml_escape(node.name);
+  const std::string label = xml_escape(fitted_label(node.name, w));
   out << "<g class=\"f\" data-ns=\"" << node.total_ns << "\" data-start=\"" << start_ns << "\" data-depth=\""
       << depth << "\"><title>" << name << " (" << time_label(node.total_ns) << ", " << percent
       << ")</title><rect " << geometry << " rx=\"2\" fill=\"" << colour(node.name) << "\"/><text x=\""
-      << x + 3 << "\" y=\"" << y + 11.5 << "\">" << name << "</text></g>\n";
+      << x + kLabelInset << "\" y=\"" << y + 11.5 << "\">" << label << "</text></g>\n";
   std::int64_t child_start = start_ns;
   for (const auto& [child_name, child] : node.children) {
     emit(out, *child, root_total, child_start, depth + 1, height);
@@ -112,13 +182,31 @@ void emit(std::ostream& out, const Node& node, std::int64_t root_total, std::int
 const char* const kScript = R"JS(
 const frames = Array.from(document.querySelectorAll('g.f'));
 const W = 1200, PAD = 10, INNER = W - 2 * PAD;
+// fitted_label() of the C++ writer (Note [Label fitting]); CELL and INSET come from it.
+function isWide(c) {
+  return (c >= 0x1100 && c <= 0x115F) || (c >= 0x2E80 && c <= 0xA4CF) || (c >= 0xAC00 && c <= 0xD7A3) ||
+      (c >= 0xF900 && c <= 0xFAFF) || (c >= 0xFE30 && c <= 0xFE4F) || (c >= 0xFF00 && c <= 0xFF60) ||
+      (c >= 0xFFE0 && c <= 0xFFE6) || (c >= 0x1F300 && c <= 0x1F64F) || (c >= 0x1F900 && c <= 0x1F9FF) ||
+      (c >= 0x20000 && c <= 0x3FFFD);
+}
+function label(name, w) {
+  const room = w - 2 * INSET;
+  if (room < 3 * CELL) return '';
+  const cells = Math.floor(room / CELL), chars = Array.from(name);
+  let used = 0, cut = 0;
+  for (let i = 0; i < chars.length; ++i) {
+    const c = isWide(chars[i].codePointAt(0)) ? 2 : 1;
+    if (used + c > cells) return cut === 0 ? '' : chars.slice(0, cut).join('') + '\u2026';
+    used += c;
+    if (used + 1 <= cells) cut = i + 1;
+  }
+  return name;
+}
 function fit(g, x, w) {
   const r = g.querySelector('rect'), t = g.querySelector('text');
   r.setAttribute('x', x); r.setAttribute('width', Math.max(w, 0));
-  t.setAttribute('x', x + 3);
-  const name = g.querySelector('title').textContent.replace(/ \([^()]*\)$/, '');
-  const chars = Math.floor((w - 6) / 7);
-  t.textContent = chars < 3 ? '' : (name.length <= chars ? name : name.slice(0, chars - 2) + '..');
+  t.setAttribute('x', x + INSET);
+  t.textContent = label(g.querySelector('title').textContent.replace(/ \([^()]*\)$/, ''), w);
 }
 function zoom(target) {
   const s = +target.dataset.start, n = +target.dataset.ns, d = +target.dataset.depth;
@@ -184,7 +272,9 @@ void write_flame_graph_svg(const profile::Trace& trace, std::ostream& out) {
   out << "<?xml version=\"1.0\" standalone=\"no\"?>\n"
       << "<svg version=\"1.1\" width=\"" << kWidth << "\" height=\"" << height << "\" viewBox=\"0 0 "
       << kWidth << ' ' << height << "\" xmlns=\"http://www.w3.org/2000/svg\">\n"
-      << "<style>text { font: 12px monospace; pointer-events: none; } g.f:hover rect { stroke: #000; "
+      << "<style>text { font: " << kFontPx
+      << "px 'DejaVu Sans Mono', Menlo, Consolas, 'Liberation Mono', monospace; pointer-events: none; } "
+         "g.f:hover rect { stroke: #000; "
          "stroke-width: 0.5; } g.f { cursor: pointer; } #reset, #search { cursor: pointer; }</style>\n"
       << "<rect width=\"100%\" height=\"100%\" fill=\"#f8f8f8\"/>\n"
       << "<text x=\"" << kWidth / 2 << "\" y=\"20\" text-anchor=\"middle\" style=\"font-size: 15px\">"
@@ -196,7 +286,8 @@ void write_flame_graph_svg(const profile::Trace& trace, std::ostream& out) {
       << "<text id=\"matched\" x=\"" << kWidth - kPad << "\" y=\"" << height - 2
       << "\" text-anchor=\"end\"></text>\n";
   if (root.total_ns > 0) emit(out, root, root.total_ns, 0, 0, height);
-  out << "<script><![CDATA[" << kScript << "]]></script>\n</svg>\n";
+  out << "<script><![CDATA[\nconst CELL = " << kCellPx << ", INSET = " << kLabelInset << ";" << kScript
+      << "]]></script>\n</svg>\n";
 }
 
 }  // namespace tfdebug

@@ -192,6 +192,7 @@ InspectionPlots write_inspection_plots(const std::vector<std::filesystem::path>&
 
   // At most kMaxLayerFigures layers, spread evenly over the depth (first and last included).
   std::vector<int> numbers;
+  numbers.reserve(layers.size());
   for (const auto& [number, tensors] : layers) numbers.push_back(number);
   std::vector<int> chosen = numbers;
   if (numbers.size() > kMaxLayerFigures) {

@@ -1,12 +1,15 @@
 // ModelGraph -> ONNX ModelProto (onnx_export.hpp). Field numbers from onnx/onnx.proto
 // (../shared/reference/formats.md): ModelProto ir_version 1, producer_name 2, producer_version 3,
-// graph 7, opset_import 8; GraphProto node 1, name 2, input 11, output 12, value_info 13;
+// graph 7, opset_import 8; GraphProto node 1, name 2, initializer 5, input 11, output 12,
+// value_info 13;
 // NodeProto input 1, output 2, name 3, op_type 4, attribute 5, domain 7; AttributeProto name 1,
 // f 2, i 3, s 4, t 5, floats 7, ints 8, type 20; ValueInfoProto name 1, type 2; TypeProto
 // tensor_type 1 {elem_type 1, shape 2 {dim 1 {dim_value 1, dim_param 2}}}; TensorProto dims 1,
-// data_type 2, raw_data 9.
+// data_type 2, name 8, raw_data 9.
 #include "tfdebug/export/onnx_export.hpp"
 
+#include <algorithm>
+#include <bit>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -17,6 +20,7 @@
 
 #include "protobuf.hpp"
 #include "tfdebug/core/error.hpp"
+#include "tfdebug/core/tensor.hpp"
 
 namespace tfdebug {
 namespace {
@@ -404,6 +408,70 @@ class AtenTranslator {
   bool used_custom_ = false;
 };
 
+// The ONNX TensorProto.DataType of a dtype; 0 for fp8, which needs IR 9 (we write IR 8).
+int onnx_elem_type(DType dtype) {
+  switch (dtype) {
+    case DType::f32:
+      return 1;
+    case DType::u8:
+      return 2;
+    case DType::i8:
+      return 3;
+    case DType::i16:
+      return 5;
+    case DType::i32:
+      return 6;
+    case DType::i64:
+      return 7;
+    case DType::boolean:
+      return 9;
+    case DType::f16:
+      return 10;
+    case DType::f64:
+      return 11;
+    case DType::bf16:
+      return 16;
+    case DType::f8_e4m3fn:
+    case DType::f8_e5m2:
+      return 0;
+  }
+  return 0;
+}
+
+// Whether `view` is the value `v` declares: its dtype, and every dimension when it has a shape.
+bool matches(const GraphValue& v, const TensorView& view) {
+  if (v.elem_type == 0 || onnx_elem_type(view.dtype()) != v.elem_type) return false;
+  if (!v.has_shape) return true;
+  if (v.dims.size() != static_cast<std::size_t>(view.rank())) return false;
+  for (int d = 0; d < view.rank(); ++d) {
+    const auto* n = std::get_if<std::int64_t>(&v.dims[static_cast<std::size_t>(d)]);
+    if (n == nullptr || *n != view.shape(d)) return false;
+  }
+  return true;
+}
+
+// The TensorProto of an initializer: dims, data type, name, raw_data in row-major, little-endian.
+std::string initializer_proto(const std::string& name, const TensorView& view) {
+  std::string raw(static_cast<std::size_t>(view.numel()) * view.element_size(), '\0');
+  if (view.is_contiguous()) {
+    if (!raw.empty()) std::memcpy(raw.data(), view.data(), raw.size());
+  } else {
+    const Tensor copy = Tensor::copy_of(view);
+    if (!raw.empty()) std::memcpy(raw.data(), copy.view().data(), raw.size());
+  }
+  if constexpr (std::endian::native == std::endian::big) {
+    const std::size_t size = view.element_size();
+    for (std::size_t at = 0; at + size <= raw.size(); at += size)
+      std::reverse(raw.begin() + at, raw.begin() + at + size);
+  }
+  ProtoWriter t;
+  for (int d = 0; d < view.rank(); ++d) t.integer(1, view.shape(d));
+  t.integer(2, onnx_elem_type(view.dtype()));
+  t.bytes(8, name);
+  t.bytes(9, raw);
+  return t.str();
+}
+
 bool is_traced(const ModelGraph& g) {
   for (const auto& n : g.nodes) {
     if (n.domain == "aten") return true;
@@ -413,7 +481,7 @@ bool is_traced(const ModelGraph& g) {
 
 }  // namespace
 
-std::string onnx_model_bytes(const ModelGraph& g) {
+std::string onnx_model_bytes(const ModelGraph& g, const OnnxWriteOptions& options, OnnxWriteStats* stats) {
   const bool traced = is_traced(g);
   ProtoWriter graph;
   bool custom = false;
@@ -430,15 +498,37 @@ std::string onnx_model_bytes(const ModelGraph& g) {
     }
   }
   graph.bytes(2, g.name.empty() ? "graph" : g.name);
-  // Inputs: the graph's, then the weights not already listed (shapes only, no data).
+  // Weights with values become initializers (in the graph's order, within the cap).
+  OnnxWriteStats counted;
+  std::set<std::string> with_data;
+  for (const auto& v : g.initializers) {
+    if (with_data.contains(v.name)) continue;
+    const std::optional<TensorView> value = options.weights ? options.weights(v.name) : std::nullopt;
+    if (!value || !matches(v, *value)) {
+      ++counted.weights_shape_only;
+      continue;
+    }
+    const auto bytes = static_cast<std::uint64_t>(value->numel()) * value->element_size();
+    if (static_cast<std::uint64_t>(counted.weight_bytes) + bytes > options.max_weight_bytes) {
+      ++counted.weights_over_cap;
+      continue;
+    }
+    graph.bytes(5, initializer_proto(v.name, *value));
+    with_data.insert(v.name);
+    ++counted.weights_written;
+    counted.weight_bytes += static_cast<std::int64_t>(bytes);
+  }
+  if (stats != nullptr) *stats = counted;
+  // Inputs: the graph's, then the weights not already listed that have no data (shapes only).
   std::set<std::string> listed;
   for (const auto& v : g.inputs) {
     write_value_info(graph, 11, v);
     listed.insert(v.name);
   }
   for (const auto& v : g.initializers) {
-    if (listed.insert(v.name).second) write_value_info(graph, 11, v);
+    if (!with_data.contains(v.name) && listed.insert(v.name).second) write_value_info(graph, 11, v);
   }
+  listed.insert(with_data.begin(), with_data.end());  // their type is the initializer's
   for (const auto& v : g.outputs) {
     write_value_info(graph, 12, v);
     listed.insert(v.name);
@@ -468,8 +558,9 @@ std::string onnx_model_bytes(const ModelGraph& g) {
   return model.str();
 }
 
-void write_onnx_model(const ModelGraph& graph, const std::string& path) {
-  const std::string bytes = onnx_model_bytes(graph);
+void write_onnx_model(const ModelGraph& graph, const std::string& path, const OnnxWriteOptions& options,
+                      OnnxWriteStats* stats) {
+  const std::string bytes = onnx_model_bytes(graph, options, stats);
   std::ofstream out(path, std::ios::binary);
   if (!out || !out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()))) {
     throw Error(path + ": cannot write");

@@ -1,6 +1,6 @@
 // The workbook is kept as plain tables until close(), then written in one go with
-// libxlsxwriter: sizes of columns follow their contents, non-finite numbers become blank cells
-// (Excel has no NaN or infinity).
+// libxlsxwriter: sizes of columns follow their contents, non-finite numbers become marked blank
+// cells and charts pick their axis scale (Note [Readable charts] in xlsx.hpp).
 #include "tfdebug/export/xlsx.hpp"
 
 #include <xlsxwriter.h>
@@ -15,6 +15,38 @@ namespace tfdebug {
 namespace {
 
 constexpr double kMaxColumnWidth = 60;
+constexpr int kMaxNonfiniteComments = 1000;  // per sheet; past it the red fill alone marks them
+constexpr double kLogAxisSpan = 100;         // largest / smallest value that makes an axis log
+
+const char* nonfinite_name(double value) {
+  if (std::isnan(value)) return "NaN";
+  return value > 0 ? "+inf" : "-inf";
+}
+
+// Whether a chart of these columns reads better on a log axis (Note [Readable charts]).
+bool wants_log_axis(const std::vector<std::vector<XlsxCell>>& rows, const std::vector<int>& columns) {
+  double lo = 0, hi = 0;
+  bool any = false;
+  for (const auto& cells : rows) {
+    for (const int c : columns) {
+      if (static_cast<std::size_t>(c) >= cells.size()) continue;
+      double v = 0;
+      if (const auto* d = std::get_if<double>(&cells[static_cast<std::size_t>(c)])) {
+        v = *d;
+      } else if (const auto* i = std::get_if<std::int64_t>(&cells[static_cast<std::size_t>(c)])) {
+        v = static_cast<double>(*i);
+      } else {
+        continue;
+      }
+      if (!std::isfinite(v)) continue;
+      if (v <= 0) return false;  // a log axis cannot show it
+      lo = any ? std::min(lo, v) : v;
+      hi = any ? std::max(hi, v) : v;
+      any = true;
+    }
+  }
+  return any && hi >= kLogAxisSpan * lo;
+}
 
 std::string column_letters(int column) {
   std::string s;
@@ -74,13 +106,14 @@ XlsxSheet& XlsxWorkbook::add_sheet(const std::string& name, std::vector<std::str
   return *sheets_.back();
 }
 
-void XlsxWorkbook::add_line_chart(const std::string& sheet, int x, int y, const std::string& title) {
-  charts_.push_back({sheet, x, {y}, title});
+void XlsxWorkbook::add_line_chart(const std::string& sheet, int x, int y, const std::string& title,
+                                  const std::string& y_title) {
+  charts_.push_back({sheet, x, {y}, title, y_title});
 }
 
 void XlsxWorkbook::add_line_chart(const std::string& sheet, int x, std::vector<int> ys,
-                                  const std::string& title) {
-  charts_.push_back({sheet, x, std::move(ys), title});
+                                  const std::string& title, const std::string& y_title) {
+  charts_.push_back({sheet, x, std::move(ys), title, y_title});
 }
 
 void XlsxWorkbook::close() {
@@ -96,9 +129,12 @@ void XlsxWorkbook::close() {
   format_set_bg_color(tones[1], 0xDDEBF7);  // info: light blue
   format_set_bg_color(tones[2], 0xFFEB9C);  // warning: amber
   format_set_bg_color(tones[3], 0xFFC7CE);  // error: red
+  lxw_format* nonfinite = workbook_add_format(book);
+  format_set_bg_color(nonfinite, 0xFF7C80);  // stronger than an error row, so it shows inside one
   for (const auto& sheet : sheets_) {
     lxw_worksheet* ws = workbook_add_worksheet(book, sheet->name_.c_str());
     const auto columns = static_cast<int>(sheet->header_.size());
+    int comments = 0;
     std::vector<double> widths(static_cast<std::size_t>(columns), 8);
     for (int c = 0; c < columns; ++c) {
       const std::string& h = sheet->header_[static_cast<std::size_t>(c)];
@@ -116,11 +152,15 @@ void XlsxWorkbook::close() {
         const XlsxCell& cell =
             static_cast<std::size_t>(c) < cells.size() ? cells[static_cast<std::size_t>(c)] : empty;
         if (const auto* d = std::get_if<double>(&cell)) {
-          // Excel has no NaN or infinity: such a cell stays blank (coloured like its row).
+          // Excel has no NaN or infinity: such a cell stays blank, marked (Note [Readable charts]).
           if (std::isfinite(*d)) {
             worksheet_write_number(ws, row, col, *d, format);
           } else {
-            worksheet_write_blank(ws, row, col, format);
+            worksheet_write_blank(ws, row, col, nonfinite);
+            if (comments < kMaxNonfiniteComments) {
+              worksheet_write_comment(ws, row, col, nonfinite_name(*d));
+              ++comments;
+            }
           }
         } else if (const auto* i = std::get_if<std::int64_t>(&cell)) {
           worksheet_write_number(ws, row, col, static_cast<double>(*i), format);
@@ -153,6 +193,13 @@ void XlsxWorkbook::close() {
       }
       chart_title_set_name(c, chart.title.c_str());
       chart_axis_set_name(c->x_axis, sheet->header_[static_cast<std::size_t>(chart.x)].c_str());
+      chart_show_blanks_as(c, LXW_CHART_BLANKS_AS_GAP);
+      const bool log = wants_log_axis(sheet->rows_, chart.ys);
+      if (log) chart_axis_set_log_base(c->y_axis, 10);
+      const std::string y_title =
+          log ? (chart.y_title.empty() ? std::string("log scale") : chart.y_title + " (log scale)")
+              : chart.y_title;
+      if (!y_title.empty()) chart_axis_set_name(c->y_axis, y_title.c_str());
       chart_legend_set_position(c, chart.ys.size() > 1 ? LXW_CHART_LEGEND_RIGHT : LXW_CHART_LEGEND_NONE);
       worksheet_insert_chart(ws, 1, static_cast<lxw_col_t>(columns + 1), c);
     }

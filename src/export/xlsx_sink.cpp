@@ -1,9 +1,12 @@
 #include "tfdebug/export/xlsx_sink.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 
 #include "step_scalars.hpp"
 #include "tfdebug/core/error.hpp"
@@ -29,30 +32,50 @@ XlsxCell optional_number(const std::optional<double>& value) {
   return value ? XlsxCell(*value) : XlsxCell();
 }
 
-// A wide sheet: step, then one column per module, a line chart of every module column.
+// A wide sheet: step, then one column per module, and a line chart of the `chart_modules`
+// modules with the largest values (non-finite ones first), in column order.
 void wide_sheet(XlsxWorkbook& book, const std::string& name, const std::string& title,
-                const std::vector<std::string>& modules,
+                const std::string& y_title, const std::vector<std::string>& modules,
                 const std::vector<std::vector<std::pair<int, double>>>& rows,
-                const std::vector<std::int64_t>& steps) {
+                const std::vector<std::int64_t>& steps, int chart_modules) {
   std::vector<std::string> header = {"step"};
   for (const std::string& m : modules) header.push_back(m);
   XlsxSheet& sheet = book.add_sheet(name, header);
   bool any = false;
+  std::vector<double> largest(modules.size(), -std::numeric_limits<double>::infinity());
+  std::vector<bool> seen(modules.size(), false);
   for (std::size_t r = 0; r < rows.size(); ++r) {
     if (rows[r].empty()) continue;  // a step without these values (e.g. no backward)
     std::vector<XlsxCell> cells(header.size());
     cells[0] = steps[r];
-    for (const auto& [column, value] : rows[r]) cells[std::size_t(column) + 1] = value;
+    for (const auto& [column, value] : rows[r]) {
+      cells[std::size_t(column) + 1] = value;
+      const double rank = std::isfinite(value) ? value : std::numeric_limits<double>::infinity();
+      largest[std::size_t(column)] = std::max(largest[std::size_t(column)], rank);
+      seen[std::size_t(column)] = true;
+    }
     sheet.add_row(std::move(cells));
     any = true;
   }
   if (!any || modules.empty()) return;
-  std::vector<int> ys;
-  // Excel charts hold at most 255 series.
-  for (int c = 1; c <= int(modules.size()) && c <= 255; ++c) ys.push_back(c);
-  book.add_line_chart(name, 0, std::move(ys), title);
+  std::vector<int> order;
+  for (int c = 0; c < int(modules.size()); ++c) {
+    if (seen[std::size_t(c)]) order.push_back(c);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return largest[std::size_t(a)] > largest[std::size_t(b)]; });
+  const std::size_t shown =
+      std::min(order.size(), std::size_t(std::clamp(chart_modules, 1, 255)));  // Excel: 255 series at most
+  order.resize(shown);
+  std::sort(order.begin(), order.end());
+  std::vector<int> ys(order.size());
+  std::transform(order.begin(), order.end(), ys.begin(), [](int c) { return c + 1; });  // past "step"
+  const std::string chart_title = shown < modules.size()
+                                      ? title + ": the " + std::to_string(shown) + " largest of " +
+                                            std::to_string(modules.size()) + " modules (all in the table)"
+                                      : title;
+  book.add_line_chart(name, 0, std::move(ys), chart_title, y_title);
 }
-
 }  // namespace
 
 XlsxSink::XlsxSink(std::string path, const RunConfig& config, XlsxSinkOptions options)
@@ -129,7 +152,7 @@ void XlsxSink::on_run_end(const RunSummary& s) {
   for (const Row& row : rows_) {
     if (row.loss) loss.add_row({row.step, *row.loss});
   }
-  if (loss.rows() > 0) book.add_line_chart("Loss", 0, 1, "Loss");
+  if (loss.rows() > 0) book.add_line_chart("Loss", 0, 1, "Loss", "loss");
   std::vector<std::int64_t> steps;
   std::vector<std::vector<std::pair<int, double>>> grads, ratios;
   for (const Row& row : rows_) {
@@ -137,8 +160,10 @@ void XlsxSink::on_run_end(const RunSummary& s) {
     grads.push_back(row.grad_norm);
     ratios.push_back(row.update_ratio);
   }
-  wide_sheet(book, "Gradients", "Gradient norm by module", column_names_, grads, steps);
-  wide_sheet(book, "Update ratio", "Update / weight norm by module", column_names_, ratios, steps);
+  wide_sheet(book, "Gradients", "Gradient norm by module", "gradient norm", column_names_, grads, steps,
+             options_.chart_modules);
+  wide_sheet(book, "Update ratio", "Update / weight norm by module", "update / weight norm", column_names_,
+             ratios, steps, options_.chart_modules);
   XlsxSheet& activations = book.add_sheet("Activations", {"step", "module", "outputs", "values", "nonfinite",
                                                           "zero fraction", "abs max", "dead fraction"});
   for (const ActivationRow& r : activations_) {

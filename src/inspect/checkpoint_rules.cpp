@@ -47,7 +47,7 @@ std::vector<std::int64_t> first_listed(const std::vector<std::int64_t>& all) {
 // The target dtype's fit, as evidence.
 std::vector<Evidence> target_evidence(const TargetFit& fit) {
   return {{"dtype", std::string(dtype_name(fit.dtype))},
-          {"headroom", fit.headroom},
+          {"range_used", fit.range_used},
           {"overflow", fit.overflow},
           {"underflow", fit.underflow},
           {"subnormal", fit.subnormal},

@@ -2,8 +2,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace tfdebug {
 
@@ -21,6 +23,10 @@ const char* colour_of(Severity severity) {
   return "";
 }
 
+std::string counted(long long n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
 }  // namespace
 
 ConsoleSink::ConsoleSink(std::FILE* out, std::optional<bool> colour) : out_(out) {
@@ -28,7 +34,8 @@ ConsoleSink::ConsoleSink(std::FILE* out, std::optional<bool> colour) : out_(out)
     colour_ = *colour;
   } else {
     const char* term = std::getenv("TERM");
-    colour_ = isatty(fileno(out)) != 0 && std::getenv("NO_COLOR") == nullptr &&
+    const char* no_colour = std::getenv("NO_COLOR");  // set and not empty (no-color.org)
+    colour_ = isatty(fileno(out)) != 0 && (no_colour == nullptr || no_colour[0] == '\0') &&
               (term == nullptr || std::string(term) != "dumb");
   }
 }
@@ -41,16 +48,19 @@ void ConsoleSink::on_finding(const Finding& f) {
 }
 
 void ConsoleSink::on_run_end(const RunSummary& s) {
-  std::int64_t errors = 0;
-  std::int64_t warnings = 0;
-  for (const Finding& f : s.findings) {
-    errors += f.severity == Severity::error ? 1 : 0;
-    warnings += f.severity == Severity::warning ? 1 : 0;
-  }
-  std::fprintf(out_, "tfdebug: %lld steps, %lld observations: %lld errors, %lld warnings\n",
-               static_cast<long long>(s.steps), static_cast<long long>(s.observations),
-               static_cast<long long>(errors), static_cast<long long>(warnings));
-  for (const Finding& f : s.findings) {
+  long long counts[3] = {0, 0, 0};  // by Severity: info, warning, error
+  for (const Finding& f : s.findings) ++counts[static_cast<int>(f.severity)];
+  std::fprintf(out_, "tfdebug: %s, %s: %s, %s, %lld info\n", counted(s.steps, "step", "steps").c_str(),
+               counted(s.observations, "observation", "observations").c_str(),
+               counted(counts[2], "error", "errors").c_str(),
+               counted(counts[1], "warning", "warnings").c_str(), counts[0]);
+  // Errors first, then warnings, then info; in the order found within each.
+  std::vector<const Finding*> order;
+  for (const Finding& f : s.findings) order.push_back(&f);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const Finding* a, const Finding* b) { return a->severity > b->severity; });
+  for (const Finding* finding : order) {
+    const Finding& f = *finding;
     const std::string severity(severity_name(f.severity));
     const std::string place = f.module.empty() ? f.op : f.op.empty() ? f.module : f.module + " / " + f.op;
     std::fprintf(out_, "  %s%-7s%s %-20s step %-6lld %-9s %s (x%lld)\n", colour_ ? colour_of(f.severity) : "",

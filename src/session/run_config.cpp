@@ -146,9 +146,11 @@ void apply(const Json& root, RunConfig& c, const Reader& r, const std::filesyste
       void* settings = c.rules.slot(info->section, info->settings_type, info->make_settings).data();
       Fields fields;
       for (const SettingKey& key : info->keys) {
-        fields[key.name] = [&r, &key, settings](const Json& value, const std::string& full) {
+        const auto read = [&r, &key, settings](const Json& value, const std::string& full) {
           key.set(settings, r.read_value(value, full, key));
         };
+        fields[key.name] = read;
+        for (const std::string& old_name : key.aliases) fields[old_name] = read;
       }
       r.read_table(j, k, fields);
     };

@@ -69,7 +69,7 @@ Stats summary_stats(DType dtype, const Extremes& e) {
   s.std = nan;
   s.l1 = nan;
   s.l2 = nan;
-  s.headroom = nan;
+  s.range_used = nan;
   return s;
 }
 

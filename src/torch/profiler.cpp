@@ -230,9 +230,17 @@ bool is_view(ThreadData& t, const at::RecordFunction& fn) {
   return view;
 }
 
+// Note [Op names by address]
+// An op's name is its schema's, at one address for the process, so ids are cached by the name's
+// pointer. Other records name themselves with strings that die with the record: the autograd
+// engine's "autograd::engine::evaluate_function: MmBackward0" and each node's own name. A later
+// record's name may reuse the address, so a hit counts only when the text is the same; otherwise
+// nodes of the second step took the names of the first step's (LogSoftmaxBackward0 where
+// NativeBatchNormBackward0 ran), and the flame graph drew them in the wrong modules.
 std::uint32_t op_id(ProfilerState& s, ThreadData& t, const char* name) {
   auto it = t.op_ids.find(name);
-  if (it == t.op_ids.end()) it = t.op_ids.emplace(name, s.intern(name)).first;
+  if (it == t.op_ids.end()) return t.op_ids.emplace(name, s.intern(name)).first->second;
+  if (s.names.name(it->second) != std::string_view(name)) it->second = s.intern(name);
   return it->second;
 }
 

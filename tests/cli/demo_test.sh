@@ -52,4 +52,13 @@ assert not any(f["module"] in ("tok", "pos") for f in init), init  # embeddings 
 PY
 check "the flight recorder kept the window around the first error" test -s "$work/log/flight_recorder.json"
 check "the console names the producing op" grep -q "error \[nonfinite\] aten::log in blocks.1.mlp" "$work/log.txt"
+# --plots: the run drawn from its own run directory when it ends; fc1 of blocks.0 is dead from
+# the start (fault dead), so the dead-units heatmap has a yellow (dead fraction 1) row.
+require ffmpeg
+"$tfdebug" demo --fault dead --steps 20 --every 0 --out "$work/plotted" --plots "$work/plots" >"$work/plotted.txt" 2>&1
+check "demo --plots says what it drew" grep -qx "plots: 7 pictures in $work/plots" "$work/plotted.txt"
+check "the dead layer is a yellow row" bash -c "ffmpeg -loglevel error -i $work/plots/dead_units.png -f rawvideo -pix_fmt rgb24 - |
+  $py -c 'import sys; d=sys.stdin.buffer.read(); sys.exit(0 if sum(1 for i in range(0,len(d),3) if abs(d[i]-253)+abs(d[i+1]-231)+abs(d[i+2]-37)<=40) > 20000 else 1)'"
+"$tfdebug" demo --steps 2 --plots "$work/x" >/dev/null 2>&1
+check "demo --plots without --out: exit 2" [ $? -eq 2 ]
 finish demo

@@ -52,18 +52,39 @@ assert j["inputs"] == [{"name": "tokens", "shape": "i64[2,8]"}] and j["outputs"]
 PY
 "$tfdebug" graph "$model" --depth 0 | grep -c "subgraph" >"$work/count"
 check "--depth 0 draws no clusters" test "$(cat "$work/count")" = 0
-# ONNX -> ONNX: the nodes with their attributes as read, initializers as shaped inputs.
-"$tfdebug" graph "$model" -o "$work/rt.onnx" 2>/dev/null
-check "an ONNX model written back passes onnx.checker with the same nodes" $py - "$work/rt.onnx" "$model" <<'PY'
+# ONNX -> ONNX: the nodes with their attributes as read, the initializers with their values.
+"$tfdebug" graph "$model" -o "$work/rt.onnx" 2>"$work/rt.err"
+check "an ONNX model written back passes onnx.checker with the same nodes and weights" $py - "$work/rt.onnx" "$model" <<'PY'
 import sys, onnx
+import numpy as np
+from onnx import numpy_helper
 rt, orig = onnx.load(sys.argv[1]), onnx.load(sys.argv[2])
-onnx.checker.check_model(rt)
+onnx.checker.check_model(rt, full_check=True)
 assert [(n.op_type, list(n.input), list(n.output)) for n in rt.graph.node] == \
        [(n.op_type, list(n.input), list(n.output)) for n in orig.graph.node]
 assert [n.attribute for n in rt.graph.node] == [n.attribute for n in orig.graph.node]
+want = {t.name: numpy_helper.to_array(t) for t in orig.graph.initializer}
+got = {t.name: numpy_helper.to_array(t) for t in rt.graph.initializer}
+assert want and sorted(got) == sorted(want), (sorted(got), sorted(want))
+for name, a in want.items():
+    assert got[name].dtype == a.dtype and got[name].shape == a.shape and np.array_equal(got[name], a), name
+inputs = {i.name for i in rt.graph.input}
+assert "tokens" in inputs and not inputs & set(want), inputs
+PY
+check "it says how many weights it wrote" grep -Eq "rt.onnx: [0-9]+ weights with their values \([0-9,]+ bytes\)" "$work/rt.err"
+"$tfdebug" graph "$model" --max-weights 0 -o "$work/shapes.onnx" 2>"$work/shapes.err"
+check "--max-weights 0: every weight a shaped input, no data" $py - "$work/shapes.onnx" "$model" <<'PY'
+import sys, onnx
+rt, orig = onnx.load(sys.argv[1]), onnx.load(sys.argv[2])
+onnx.checker.check_model(rt)
+assert len(rt.graph.initializer) == 0
 inputs = {i.name for i in rt.graph.input}
 assert {t.name for t in orig.graph.initializer} <= inputs and "tokens" in inputs
 PY
+check "... and says so" grep -q "0 weights with their values (0 bytes), [0-9]* as shapes only past --max-weights 0 MiB" "$work/shapes.err"
+"$tfdebug" graph "$model" --max-weights -1 -o "$work/x.onnx" >/dev/null 2>"$work/neg.err"
+check "--max-weights -1 is exit 2" test $? -eq 2
+check "... with a one-line error naming it" grep -q -- "--max-weights must be a number of MiB" "$work/neg.err"
 # ONNX -> TensorBoard graph, decoded by the independent reader.
 "$tfdebug" graph "$model" --tensorboard "$work/tb" 2>/dev/null
 check "the TensorBoard graph of an ONNX model has every node, scoped, with its inputs" bash -c "$py '$(dirname "$0")/../export/read_tfevents.py' '$work/tb'/events.* > '$work/tb.json' && $py - '$work/tb.json' '$model'" <<'PY'
@@ -108,9 +129,15 @@ for n in j["nodes"]:
         assert shapes[n["outputs"][0]] == [32, 4, 16, 16], shapes[n["outputs"][0]]
 assert [o.name for o in m.graph.output] == [o["name"] for o in j["outputs"]]
 assert [d.dim_value for d in m.graph.output[0].type.tensor_type.shape.dim] == [32, 16, 16]
+# Every weight is an initializer with its values (Netron shows them), none a graph input.
 weights = {w["name"]: w["shape"] for w in j["weights"]}
-inputs = {i.name: [d.dim_value for d in i.type.tensor_type.shape.dim] for i in m.graph.input}
-assert inputs["tok.weight"] == [16, 32] and weights["tok.weight"] == "f32[16,32]"
+from onnx import numpy_helper
+inits = {t.name: numpy_helper.to_array(t) for t in m.graph.initializer}
+assert sorted(inits) == sorted(weights), (sorted(inits), sorted(weights))
+for name, shape in weights.items():
+    assert inits[name].dtype == "float32" and "f32[" + ",".join(map(str, inits[name].shape)) + "]" == shape, name
+assert not {i.name for i in m.graph.input} & set(weights)
+assert inits["tok.weight"].shape == (16, 32) and len(set(inits["tok.weight"].ravel().tolist())) == 512
 PY
   "$tfdebug" graph "$work/demo.onnx" -o "$work/demo_rt.json" 2>/dev/null
   check "demo: our ONNX reader reads the ONNX back" $py -c "
@@ -149,8 +176,20 @@ assert all(math.isfinite(v) for v in values) and len(set(values)) == len(values)
 labels = open(os.path.join(d, e["metadata_path"])).read().splitlines()
 assert labels[0] == "0 (separator)" and labels[1:] == [str(i) for i in range(1, 16)]
 PY
+  check "demo: the ONNX's tok.weight holds the values the projector shows" $py - "$work/demo_tb" "$work/demo.onnx" <<'PY'
+import math, os, re, sys, onnx
+from onnx import numpy_helper
+config = open(os.path.join(sys.argv[1], "projector_config.pbtxt")).read()
+tsv = os.path.join(sys.argv[1], re.search(r'tensor_path: "([^"]*)"', config).group(1))
+rows = [[float(v) for v in line.split("\t")] for line in open(tsv).read().splitlines()]
+tok = [t for t in onnx.load(sys.argv[2]).graph.initializer if t.name == "tok.weight"][0]
+onnx_rows = numpy_helper.to_array(tok).tolist()
+assert len(rows) == len(onnx_rows) == 16
+for a, b in zip(rows, onnx_rows):
+    assert all(math.isclose(x, y, rel_tol=1e-6, abs_tol=1e-12) for x, y in zip(a, b)), (a[:3], b[:3])
+PY
 else
-  check "without LibTorch, --demo says so" grep -q "without LibTorch" "$work/err"
+  check "without LibTorch, --demo says so" grep -q "'graph' needs LibTorch" "$work/err"
 fi
 "$tfdebug" graph "$fx/model.safetensors" 2>"$work/err" >/dev/null
 check "a file without a graph exits 2" test $? -eq 2

@@ -92,7 +92,7 @@ rows = lines[start + 1:lines.index("", start)]
 assert len(rows) == 3, rows
 assert [r.split()[1] for r in rows] == ["f32"] * 3, rows  # columns stay in place
 PY
-check "findings quote the name escaped" grep -qF 'warning all_zero a\nb\x1b]0;pwned\x07: every value is zero' "$work/human.txt"
+check "findings quote the name escaped" grep -qF 'warning  all_zero a\nb\x1b]0;pwned\x07: every value is zero' "$work/human.txt"
 "$tfdebug" inspect "$fx/names.safetensors" --json >"$work/names.json"
 check "JSON keeps the real characters" $py - "$work" "$fx" <<'PY'
 import json, sys

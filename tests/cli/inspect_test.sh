@@ -48,7 +48,7 @@ assert t and all(n.startswith('layers.1.') for n in t), t"
 check "sharded checkpoint: 3 tensors from 2 files" $py -c "
 import json; j=json.load(open('$work/sharded.json')); assert len(j['tensors'])==3 and len(j['files'])==2, j['files']"
 "$tfdebug" inspect "$fx/model.safetensors" >"$work/human.txt"
-check "human output lists findings and the per-layer summary" bash -c "grep -q 'error nonfinite layers.0.attn.q.weight' '$work/human.txt' && grep -q '^  layer ' '$work/human.txt'"
+check "human output lists findings and the per-layer summary" bash -c "grep -q '^  error    nonfinite layers.0.attn.q.weight: ' '$work/human.txt' && grep -q '^  layer ' '$work/human.txt'"
 
 "$tfdebug" inspect "$fx/objects.npy" 2>"$work/err" >/dev/null
 check "object arrays are refused with exit 2" test $? -eq 2

@@ -96,7 +96,10 @@ import sys
 text = open(sys.argv[1]).read()
 assert "did not finish" in text, text
 assert "2 errors, 2 warnings, 0 info" in text, text
-assert "error nonfinite step 5 (2 steps) fc2 log" in text and "warning dead_units step 2 (5 steps) fc1 relu" in text, text
+assert "  error    nonfinite step 5 (2 steps) fc2 log" in text and "  warning  dead_units step 2 (5 steps) fc1 relu" in text, text
+# errors first, then warnings, each in the order found
+rows = [l.split()[:2] for l in text.splitlines() if l.startswith(("  error ", "  warning "))]
+assert rows == [["error", "nonfinite"], ["error", "divergence"], ["warning", "init_scale"], ["warning", "dead_units"]], rows
 PY
 "$tfdebug" report "$work/killed/run" --json >"$work/killed.json"
 check "--json: complete false, the findings, the steps of metrics.jsonl" $py - "$work" <<'PY'

@@ -54,7 +54,7 @@ void compare(const Stats& s, const Stats& r) {
   expect_equal_double(s.max, r.max, "max");
   expect_equal_double(s.abs_max, r.abs_max, "abs_max");
   expect_equal_double(s.min_abs_nonzero, r.min_abs_nonzero, "min_abs_nonzero");
-  expect_equal_double(s.headroom, r.headroom, "headroom");
+  expect_equal_double(s.range_used, r.range_used, "range_used");
   const double scale = std::isfinite(r.abs_max) ? r.abs_max : 0.0;
   expect_close(s.mean, r.mean, scale, "mean");
   expect_close(s.variance, r.variance, scale * scale, "variance");

@@ -48,12 +48,12 @@ TEST(Stats, GoldenValuesWithEveryClassOfValue) {
   EXPECT_DOUBLE_EQ(s.std, std::sqrt(20.0 / 9.0));
   EXPECT_DOUBLE_EQ(s.l1, 6.0);
   EXPECT_DOUBLE_EQ(s.l2, std::sqrt(14.0));
-  EXPECT_DOUBLE_EQ(s.headroom, 3.0 / FLT_MAX);
+  EXPECT_DOUBLE_EQ(s.range_used, 3.0 / FLT_MAX);
   ASSERT_TRUE(s.target.has_value());
   EXPECT_EQ(s.target->overflow, 0);
   EXPECT_EQ(s.target->underflow, 1);
   EXPECT_EQ(s.target->subnormal, 1);
-  EXPECT_DOUBLE_EQ(s.target->headroom, 3.0 / 65504.0);
+  EXPECT_DOUBLE_EQ(s.target->range_used, 3.0 / 65504.0);
   EXPECT_DOUBLE_EQ(s.target->underflow_fraction, 1.0 / 9.0);
 }
 
@@ -66,7 +66,7 @@ TEST(Stats, F16TargetBoundaries) {
   EXPECT_EQ(s.target->underflow, 1);  // 2^-25 is half the smallest subnormal: rounds to 0
   EXPECT_EQ(s.target->subnormal, 4);  // below 2^-14
   EXPECT_DOUBLE_EQ(s.target->overflow_fraction, 2.0 / 7.0);
-  EXPECT_DOUBLE_EQ(s.target->headroom, 70000.0 / 65504.0);
+  EXPECT_DOUBLE_EQ(s.target->range_used, 70000.0 / 65504.0);
 }
 
 TEST(Stats, Fp8TargetBoundaries) {
@@ -81,7 +81,7 @@ TEST(Stats, Fp8TargetBoundaries) {
   const Stats t = stats_of(v, options);
   EXPECT_EQ(t.target->overflow, 0);
   EXPECT_EQ(t.target->underflow, 0);
-  EXPECT_DOUBLE_EQ(t.target->headroom, 449.0 / 57344.0);
+  EXPECT_DOUBLE_EQ(t.target->range_used, 449.0 / 57344.0);
 }
 
 TEST(Stats, RejectsIntegerTargetAndUnknownSimd) {
@@ -101,7 +101,7 @@ TEST(Stats, NormsDoNotOverflowNearF32Max) {
   EXPECT_DOUBLE_EQ(s.l1, 3 * m);
   EXPECT_DOUBLE_EQ(s.mean, m / 3);
   EXPECT_DOUBLE_EQ(s.variance, 8 * m * m / 9);
-  EXPECT_DOUBLE_EQ(s.headroom, 1.0);
+  EXPECT_DOUBLE_EQ(s.range_used, 1.0);
 }
 
 TEST(Stats, F64NearMaxKeepsTheMeanFinite) {
@@ -195,7 +195,7 @@ TEST(Stats, IntegersAndBool) {
   EXPECT_EQ(s.negative, 1);
   EXPECT_EQ(s.positive, 2);
   EXPECT_EQ(s.subnormal, 0);
-  EXPECT_DOUBLE_EQ(s.headroom, 2147483647.0 / 2147483647.0);
+  EXPECT_DOUBLE_EQ(s.range_used, 2147483647.0 / 2147483647.0);
   const std::uint8_t flags[] = {0, 1, 2};
   const Stats b = compute_stats(TensorView(flags, DType::boolean, {3}));
   EXPECT_EQ(b.zero, 1);
@@ -213,7 +213,7 @@ TEST(Stats, NarrowFloatsClassifyAgainstTheirOwnRange) {
   EXPECT_EQ(s.nan, 1);
   EXPECT_EQ(s.max, 65504.0);
   EXPECT_EQ(s.min_abs_nonzero, 0x1p-24);
-  EXPECT_DOUBLE_EQ(s.headroom, 1.0);
+  EXPECT_DOUBLE_EQ(s.range_used, 1.0);
   // fp8 e4m3fn: 448 (max), NaN (0x7F), the smallest subnormal 2^-9.
   const std::uint8_t e4[] = {0x7E, 0x7F, 0x01, 0xFF};
   const Stats f = compute_stats(TensorView(e4, DType::f8_e4m3fn, {4}));

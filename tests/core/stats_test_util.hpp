@@ -33,7 +33,7 @@ inline void expect_identical(const Stats& a, const Stats& b) {
                             {a.std, b.std, "std"},
                             {a.l1, b.l1, "l1"},
                             {a.l2, b.l2, "l2"},
-                            {a.headroom, b.headroom, "headroom"}}) {
+                            {a.range_used, b.range_used, "range_used"}}) {
     EXPECT_TRUE(identical(x, y)) << name << ": " << x << " vs " << y;
   }
   ASSERT_EQ(a.target.has_value(), b.target.has_value());
@@ -41,7 +41,7 @@ inline void expect_identical(const Stats& a, const Stats& b) {
     EXPECT_EQ(a.target->overflow, b.target->overflow);
     EXPECT_EQ(a.target->underflow, b.target->underflow);
     EXPECT_EQ(a.target->subnormal, b.target->subnormal);
-    EXPECT_TRUE(identical(a.target->headroom, b.target->headroom));
+    EXPECT_TRUE(identical(a.target->range_used, b.target->range_used));
   }
 }
 

@@ -103,7 +103,7 @@ TEST(Report, ConsoleSinkPrintsEachFindingAndASummary) {
                       "(forward, step 3)"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("1 steps, 1 observations: 1 errors, 0 warnings"), std::string::npos) << text;
+  EXPECT_NE(text.find("1 step, 1 observation: 1 error, 0 warnings, 0 info"), std::string::npos) << text;
   EXPECT_EQ(text.find("\033["), std::string::npos);  // not a terminal: no colour
 }
 

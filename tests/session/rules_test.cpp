@@ -375,7 +375,7 @@ TEST(Rules, HeadroomForF16Target) {
   ASSERT_EQ(overflow.size(), 1u) << testing::describe(session.findings());
   EXPECT_EQ(overflow[0].op, "aten::matmul");
   EXPECT_EQ(overflow[0].step, 0);  // overflow: at once
-  EXPECT_NEAR(overflow[0].evidence_value("headroom"), 60000.0 / 65504.0, 1e-9);
+  EXPECT_NEAR(overflow[0].evidence_value("range_used"), 60000.0 / 65504.0, 1e-9);
   // Underflow: after the 10-step warm-up, at the fifth observation in a row (steps 10..14).
   const auto underflow = with_rule(session.findings(), "headroom_underflow");
   ASSERT_EQ(underflow.size(), 1u) << testing::describe(session.findings());

@@ -3,6 +3,7 @@
 
 #include "session_test_util.hpp"
 #include "tfdebug/core/error.hpp"
+#include "tfdebug/session/rules/headroom.hpp"
 
 namespace tfdebug {
 namespace {
@@ -130,6 +131,23 @@ TEST(RunConfig, FromTextNamesTheFileForANumberBeyondADouble) {
   }
   const RunConfig c = RunConfig::from_text("[rules.loss]\nspike_factor = 5.0\n", "in-memory.toml");
   EXPECT_EQ(c.rules.get<LossRule>().spike_factor, 5.0);
+}
+
+// overflow_range_used was called overflow_headroom (a bigger number meant less room): a file that
+// still says so is read the same; the new name is what the run writes (report.json, MLflow).
+TEST(RunConfig, OverflowRangeUsedAndItsOldName) {
+  const RunConfig renamed =
+      RunConfig::from_text("[rules.headroom]\noverflow_range_used = 0.5\n", "in-memory.toml");
+  EXPECT_EQ(renamed.rules.get<HeadroomRule>().overflow_range_used, 0.5);
+  const RunConfig old =
+      RunConfig::from_text(R"({"rules": {"headroom": {"overflow_headroom": 0.25}}})", "in-memory.json");
+  EXPECT_EQ(old.rules.get<HeadroomRule>().overflow_range_used, 0.25);
+  bool listed = false;
+  for (const auto& [key, value] : old.entries()) {
+    EXPECT_NE(key, "rules.headroom.overflow_headroom");
+    listed = listed || (key == "rules.headroom.overflow_range_used" && value == "0.25");
+  }
+  EXPECT_TRUE(listed);
 }
 
 TEST(RunConfig, ValidateInCode) {

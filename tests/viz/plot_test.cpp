@@ -87,6 +87,23 @@ TEST(LinePlot, AnIsolatedPointBetweenGapsIsADot) {
   EXPECT_LE(distance(pixel(image, l.to_pixel_x(2), l.to_pixel_y(1)), series_color(0)), 30);
 }
 
+TEST(LinePlot, AMillionPointsKeepTheirOneStepSpike) {
+  // Note [Columns of points]: thousands of points a pixel column are reduced to four; a spike
+  // of one step among a million must still reach its height.
+  LinePlot plot{.x = {.lo = 0, .hi = 1e6}, .y = {.lo = 0, .hi = 10}};
+  Series s{.name = ""};
+  for (int i = 0; i <= 1'000'000; ++i) {
+    s.x.push_back(i);
+    s.y.push_back(i == 654'321 ? 9.0 : 1.0);
+  }
+  plot.series.push_back(std::move(s));
+  const Image image = render(plot);
+  const Layout l = layout(plot);
+  EXPECT_LE(near(image, l.to_pixel_x(654'321), l.to_pixel_y(8.5), series_color(0)), 30);
+  EXPECT_LE(near(image, l.to_pixel_x(100'000), l.to_pixel_y(1), series_color(0)), 30);
+  EXPECT_GT(distance(pixel(image, l.to_pixel_x(100'000), l.to_pixel_y(8.5)), series_color(0)), 300);
+}
+
 TEST(LinePlot, LogAxisPutsDecadesEvenly) {
   LinePlot plot{.x = {.lo = 0, .hi = 1}, .y = {.scale = Scale::log, .lo = 0.1, .hi = 10}};
   plot.series.push_back({.name = "", .x = {0, 1}, .y = {1, 1}});

@@ -16,6 +16,7 @@
 
 #include "safe_text.hpp"
 #include "suggest.hpp"
+#include "terminal.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/version.hpp"
 
@@ -40,11 +41,15 @@ std::string command_name(const CLI::App& app) {
 }
 
 // The first argument that is not an option, when it names no subcommand: `tfdebug inspec f`.
-// The top-level app takes no option with a value, so that argument is the subcommand's place.
+// The top-level app's one option with a value is --color (skipped with its value).
 std::string unknown_subcommand(const CLI::App& app, int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--") return {};
+    if (arg == "--color" || arg == "--colour") {
+      ++i;
+      continue;
+    }
     if (arg.starts_with('-')) continue;
     std::vector<std::string> names;
     for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
@@ -75,6 +80,11 @@ std::string extras_message(const CLI::App& app) {
   const CLI::App& owner = sub == nullptr ? app : *sub;
   for (const CLI::Option* option : owner.get_options()) {
     for (const std::string& name : option->get_lnames()) long_names.push_back(name);
+  }
+  if (&owner != &app) {  // the top-level options (--color) are taken after a subcommand too
+    for (const CLI::Option* option : app.get_options()) {
+      for (const std::string& name : option->get_lnames()) long_names.push_back(name);
+    }
   }
   std::string message = "unknown option '" + arg + "'";
   if (arg.starts_with("--")) {
@@ -133,6 +143,14 @@ void describe_app(CLI::App& app) {
   app.name("tfdebug");
   app.set_version_flag("--version", "tfdebug " TFDEBUG_VERSION_STRING);
   app.require_subcommand(1);
+  // Before or after the subcommand (fallthrough): `tfdebug --color never inspect f`,
+  // `tfdebug inspect f --color never`. Set while parsing, before any command runs.
+  app.fallthrough();
+  app.add_option_function<std::string>(
+         "--color,--colour", [](const std::string& word) { set_colour_choice(parse_colour_choice(word)); },
+         "Escape codes for colour: auto (a terminal, TERM not dumb, NO_COLOR unset), always, never")
+      ->type_name("WHEN")
+      ->default_str("auto");
   app.footer(
       "Examples:\n"
       "  tfdebug inspect model.safetensors --target-dtype f16 --fail-on error\n"

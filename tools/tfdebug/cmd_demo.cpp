@@ -11,9 +11,11 @@
 #include "commands.hpp"
 #include "demo_model.hpp"
 #include "demo_profile.hpp"
+#include "terminal.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/export/metrics_files.hpp"
 #include "tfdebug/export/mlflow_sink.hpp"
+#include "tfdebug/export/run_plots.hpp"
 #include "tfdebug/export/tensorboard_sink.hpp"
 #include "tfdebug/export/xlsx_sink.hpp"
 #include "tfdebug/session/console_sink.hpp"
@@ -34,6 +36,7 @@ struct DemoOptions {
   std::int64_t profile_steps = 5;
   std::int64_t trace_window = 0, trace_window_after = 1;  // the session with a step-windowed op trace
   std::string tensorboard, mlflow, xlsx;  // sinks of the run's metrics and findings (docs/exports.md)
+  std::string plots;                      // pictures of the run, drawn from --out when it ends
 };
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -63,6 +66,8 @@ int run_demo(const DemoOptions& options) {
     throw Error("--tier: expected watch or diagnose, got '" + options.tier + "'");
   }
   if (config.steps < 1) throw Error("--steps: expected at least 1");
+  if (!options.plots.empty() && (options.out.empty() || options.profile))
+    throw Error("--plots needs --out DIR (the pictures are drawn from its metrics.jsonl) and no --profile");
   if (options.trace_window != 0 && (options.profile || options.out.empty()))
     throw Error("--trace-window needs --out DIR and cannot be combined with --profile");
   demo::DemoTrainer trainer(config);
@@ -84,7 +89,7 @@ int run_demo(const DemoOptions& options) {
   run.tier = options.tier == "watch" ? Tier::watch : Tier::diagnose;
   if (!options.out.empty()) run.run_dir = options.out;
   Session session(run);
-  session.add_sink(std::make_shared<ConsoleSink>(stdout));
+  session.add_sink(std::make_shared<ConsoleSink>(stdout, use_colour(stdout)));  // --color, NO_COLOR, TERM
   if (!options.out.empty()) {
     session.add_sink(
         std::make_shared<JsonlMetricsSink>(std::filesystem::path(options.out) / "metrics.jsonl"));
@@ -105,6 +110,10 @@ int run_demo(const DemoOptions& options) {
   const RunSummary summary = session.finish();
   std::printf("copy accuracy on a fresh batch: %.2f\n", trainer.evaluate());
   if (!options.out.empty()) std::printf("run directory: %s (report.json)\n", options.out.c_str());
+  if (!options.plots.empty()) {
+    const RunPlots plots = write_run_plots(options.out, options.plots);
+    std::printf("plots: %zu pictures in %s\n", plots.files.size(), options.plots.c_str());
+  }
   const bool error = std::any_of(summary.findings.begin(), summary.findings.end(),
                                  [](const Finding& f) { return f.severity == Severity::error; });
   std::fflush(stdout);
@@ -129,6 +138,9 @@ void register_demo(CLI::App& app, int& exit_code) {
   cmd->add_option(
       "--tensorboard", options->tensorboard,
       "Also write the run's metrics, histograms and findings as a TensorBoard run in this folder");
+  cmd->add_option("--plots", options->plots,
+                  "When the run ends, draw it into this folder (loss, per-module gradient health over steps; "
+                  "docs/visualization.md); needs --out");
   cmd->add_option("--mlflow", options->mlflow, "Also log the run in this MLflow file store (e.g. ./mlruns)");
   cmd->add_option("--xlsx", options->xlsx,
                   "Also write the run's findings and metrics to this Excel workbook");

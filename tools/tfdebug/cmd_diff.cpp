@@ -250,11 +250,13 @@ int run_diff(const DiffArgs& args) {
           "model.layers.N.self_attn.q_proj.weight, ...); query/key rows compared in Hugging Face order\n",
           a_renamed ? "a" : "b");
     }
-    std::printf(
-        "%zu tensors compared, %zu not allclose (rtol %g, atol %g); %zu only in a, %zu only in b, "
-        "%zu shape changes, %zu dtype changes\n",
-        compared.size(), not_close, args.rtol, args.atol, missing.size(), extra.size(), shape_changes.size(),
-        dtype_changes.size());
+    const auto as_count = [](std::size_t count) { return static_cast<std::int64_t>(count); };
+    std::printf("%s compared, %s not allclose (rtol %g, atol %g); %s only in a, %s only in b, %s, %s\n",
+                plural(as_count(compared.size()), "tensor").c_str(),
+                format_count(as_count(not_close)).c_str(), args.rtol, args.atol,
+                format_count(as_count(missing.size())).c_str(), format_count(as_count(extra.size())).c_str(),
+                plural(as_count(shape_changes.size()), "shape change").c_str(),
+                plural(as_count(dtype_changes.size()), "dtype change").c_str());
     for (const auto& n : missing)
       std::printf("  %s %s\n", paint("- only in a", Tone::warn, colour).c_str(), terminal_safe(n).c_str());
     for (const auto& n : extra)
@@ -273,33 +275,39 @@ int run_diff(const DiffArgs& args) {
       std::map<std::string, int> kinds;
       for (const auto& s : dtype_changes)
         ++kinds[s["a"].get<std::string>() + " -> " + s["b"].get<std::string>()];
-      for (const auto& [kind, n] : kinds) std::printf("  ~ dtype %s: %d tensors\n", kind.c_str(), n);
+      for (const auto& [kind, count] : kinds)
+        std::printf("  ~ dtype %s: %s\n", kind.c_str(), plural(count, "tensor").c_str());
     }
+    using Align = Table::Align;
+    const std::size_t columns = terminal_columns(stdout);
     if (!ranked.empty()) {
-      int width = 20;
-      for (const Changed* c : ranked)
-        width = std::max(width,
-                         static_cast<int>(std::min<std::size_t>(60, display_width(terminal_safe(c->name)))));
-      std::printf("\n  %-*s %9s %10s %12s %12s %10s %12s  %s\n", width, "changed most first", "allclose",
-                  "non-finite", "max |a-b|", "max rel", "cosine", "rel L2", "first diff");
+      std::printf("\n");
+      Table table({{.header = "changed most first", .elidable = true, .minimum = 20},
+                   {.header = "allclose"},
+                   {.header = "non-finite", .align = Align::right},
+                   {.header = "max |a-b|", .align = Align::right},
+                   {.header = "max rel", .align = Align::right, .droppable = true},
+                   {.header = "cosine", .align = Align::right, .droppable = true},
+                   {.header = "rel L2", .align = Align::right, .droppable = true},
+                   {.header = "first diff", .droppable = true}});
       for (const Changed* c : ranked) {
-        const std::string name = terminal_safe(c->name);
-        const std::string padding(
-            static_cast<std::size_t>(width) - std::min<std::size_t>(width, display_width(name)), ' ');
-        std::printf("  %s%s %9s %10s %12s %12s %10s %12s  %s\n", name.c_str(), padding.c_str(),
-                    c->c.allclose ? "yes" : "NO",
-                    c->c.finiteness_changes ? format_count(c->c.finiteness_changes).c_str() : "-",
-                    format_number(c->c.max_abs_diff).c_str(), format_number(c->c.max_rel_diff).c_str(),
-                    format_number(c->c.cosine).c_str(), format_number(c->c.relative_l2).c_str(),
-                    c->c.first_mismatch.empty() ? "-" : shape_text(c->c.first_mismatch).c_str());
+        table.add({terminal_safe(c->name), c->c.allclose ? "yes" : "NO",
+                   c->c.finiteness_changes ? format_count(c->c.finiteness_changes) : "-",
+                   format_number(c->c.max_abs_diff), format_number(c->c.max_rel_diff),
+                   format_number(c->c.cosine), format_number(c->c.relative_l2),
+                   c->c.first_mismatch.empty() ? "-" : shape_text(c->c.first_mismatch)},
+                  c->c.allclose ? Tone::plain : Tone::warn);
       }
+      table.print(stdout, columns, colour);
     }
     if (layers.size() > 1) {
-      std::printf("\n  %-6s %12s\n", "layer", "rel L2");
+      std::printf("\n");
+      Table table({{.header = "layer", .align = Align::right}, {.header = "rel L2", .align = Align::right}});
       for (const auto& [layer, sums] : layers) {
-        std::printf("  %-6d %12s\n", layer,
-                    format_number(sums.second > 0 ? std::sqrt(sums.first / sums.second) : 0.0).c_str());
+        table.add({std::to_string(layer),
+                   format_number(sums.second > 0 ? std::sqrt(sums.first / sums.second) : 0.0)});
       }
+      table.print(stdout, columns, colour);
     }
   }
   return same ? 0 : 1;

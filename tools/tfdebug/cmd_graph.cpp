@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "graph_render.hpp"
 #include "json_output.hpp"
 #include "safe_text.hpp"
+#include "terminal.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/core/model_graph.hpp"
 #include "tfdebug/export/onnx_export.hpp"
@@ -41,6 +43,7 @@ struct GraphArgs {
   std::string tensorboard;
   int depth = -1;
   bool expand_repeats = false;
+  std::int64_t max_weights_mib = 512;  // .onnx: weight values written, in all
 };
 
 void write_file(const std::string& path, const std::string& text) {
@@ -79,6 +82,12 @@ struct Source {
   std::int64_t cols = 0;
   std::vector<std::string> labels;
   std::string embedding_tag;
+  // The weights' values (.onnx initializers): an ONNX file's own tensors, or the demo's.
+  std::optional<io::ModelFile> file;
+  std::vector<std::pair<std::string, TensorView>> weights;
+#ifdef TFDEBUG_HAVE_TORCH
+  std::vector<DemoWeight> demo_weights;  // what `weights` views for --demo
+#endif
 };
 
 Source load(const GraphArgs& args) {
@@ -92,22 +101,30 @@ Source load(const GraphArgs& args) {
     source.cols = demo.d_model;
     source.labels = std::move(demo.token_labels);
     source.embedding_tag = "tok.weight";
+    source.demo_weights = std::move(demo.weights);
+    for (const DemoWeight& w : source.demo_weights)
+      source.weights.emplace_back(w.name, TensorView(w.values.data(), DType::f32, w.shape));
 #else
     throw Error("--demo: this tfdebug was built without LibTorch, which the demo model needs");
 #endif
     return source;
   }
-  const io::ModelFile model = io::ModelFile::open(args.model);
-  const ModelGraph* g = model.graph();
+  source.file = io::ModelFile::open(args.model);
+  const ModelGraph* g = source.file->graph();
   if (g == nullptr) {
-    throw Error(args.model + ": a " + model.format() +
+    throw Error(args.model + ": a " + source.file->format() +
                 " file holds weights but no graph; tfdebug graph reads ONNX models (or --demo)");
   }
   source.graph = *g;
+  for (const io::NamedTensor& t : source.file->tensors()) {
+    if (!t.quantized) source.weights.emplace_back(t.name, t.view);
+  }
   return source;
 }
 
-void write_output(const std::string& out, const ModelGraph& g, const DotOptions& dot) {
+void write_output(const std::string& out, const Source& source, const GraphArgs& args,
+                  const DotOptions& dot) {
+  const ModelGraph& g = source.graph;
   if (out == "-") {
     std::printf("%s", graph_dot(g, dot).c_str());
     return;
@@ -119,14 +136,33 @@ void write_output(const std::string& out, const ModelGraph& g, const DotOptions&
   } else if (out.ends_with(".dot") || out.ends_with(".gv")) {
     write_file(out, graph_dot(g, dot));
   } else if (out.ends_with(".onnx")) {
-    write_onnx_model(g, out);
+    OnnxWriteOptions options;
+    options.max_weight_bytes = static_cast<std::uint64_t>(args.max_weights_mib) << 20;
+    const std::map<std::string, TensorView> by_name(source.weights.begin(), source.weights.end());
+    options.weights = [&](const std::string& name) -> std::optional<TensorView> {
+      const auto it = by_name.find(name);
+      return it == by_name.end() ? std::nullopt : std::optional<TensorView>(it->second);
+    };
+    OnnxWriteStats stats;
+    write_onnx_model(g, out, options, &stats);
+    std::string left_out;
+    if (stats.weights_over_cap > 0) {
+      left_out = ", " + std::to_string(stats.weights_over_cap) + " as shapes only past --max-weights " +
+                 std::to_string(args.max_weights_mib) + " MiB";
+    }
+    std::fprintf(stderr, "%s: %lld weights with their values (%s)%s\n", terminal_safe(out).c_str(),
+                 static_cast<long long>(stats.weights_written),
+                 (format_count(stats.weight_bytes) + " bytes").c_str(), left_out.c_str());
   } else {
     throw Error("-o " + out +
                 ": the output's extension says the format: .dot, .gv, .svg, .json or .onnx (or - for DOT on "
                 "stdout)");
   }
-  std::fprintf(stderr, "%s: %zu nodes, %zu inputs, %zu outputs\n", terminal_safe(out).c_str(), g.nodes.size(),
-               g.inputs.size(), g.outputs.size());
+  const auto count = [](std::size_t n, const char* noun) {
+    return plural(static_cast<std::int64_t>(n), noun);
+  };
+  std::fprintf(stderr, "%s: %s, %s, %s\n", terminal_safe(out).c_str(), count(g.nodes.size(), "node").c_str(),
+               count(g.inputs.size(), "input").c_str(), count(g.outputs.size(), "output").c_str());
 }
 
 int run_graph(const GraphArgs& args) {
@@ -134,6 +170,8 @@ int run_graph(const GraphArgs& args) {
   if (args.demo == !args.model.empty()) throw Error("give either a model file or --demo");
   if (!args.demo && args.demo_steps != 0) throw Error("--demo-steps goes with --demo");
   if (args.demo_steps < 0) throw Error("--demo-steps must be 0 or more");
+  if (args.max_weights_mib < 0 || args.max_weights_mib > (std::int64_t{1} << 20))
+    throw Error("--max-weights must be a number of MiB from 0 to 1048576");
   // Check every output's extension before the (possibly slow) work.
   for (const auto& out : args.outputs) {
     const bool known = out == "-" || out.ends_with(".json") || out.ends_with(".svg") ||
@@ -151,7 +189,7 @@ int run_graph(const GraphArgs& args) {
   dot.collapse_repeats = !args.expand_repeats;
   std::vector<std::string> outputs = args.outputs;
   if (outputs.empty() && args.tensorboard.empty()) outputs.emplace_back("-");
-  for (const auto& out : outputs) write_output(out, source.graph, dot);
+  for (const auto& out : outputs) write_output(out, source, args, dot);
   if (!args.tensorboard.empty()) {
     TensorBoardWriter tb(args.tensorboard);
     tb.add_graph(source.graph);
@@ -161,8 +199,8 @@ int run_graph(const GraphArgs& args) {
                        source.labels);
     }
     tb.close();
-    std::fprintf(stderr, "%s: graph (%zu nodes)%s\n", terminal_safe(tb.path()).c_str(),
-                 source.graph.nodes.size(),
+    std::fprintf(stderr, "%s: graph (%s)%s\n", terminal_safe(tb.path()).c_str(),
+                 plural(static_cast<std::int64_t>(source.graph.nodes.size()), "node").c_str(),
                  source.embedding.empty() ? "" : " and the token embedding for the projector");
   }
   return 0;
@@ -187,6 +225,10 @@ void register_graph(CLI::App& app, int& exit_code) {
       "Write the graph (and with --demo the token embedding, for the projector) to this TensorBoard "
       "run directory");
   cmd->add_option("--depth", args->depth, "Draw modules nested deeper than N as one node each (DOT, SVG)");
+  cmd->add_option("--max-weights", args->max_weights_mib,
+                  "MiB of weight values an .onnx output carries (initializers, for Netron); weights past it, "
+                  "or all with 0, are written as shapes only")
+      ->capture_default_str();
   cmd->add_flag("--expand-repeats", args->expand_repeats,
                 "Draw every copy of a repeated block (blocks.0 .. blocks.N-1), not one copy marked xN");
   cmd->callback([args, &exit_code] { exit_code = run_graph(*args); });

@@ -4,11 +4,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "commands.hpp"
+#include "findings_text.hpp"
 #include "json_output.hpp"
 #include "safe_text.hpp"
 #include "terminal.hpp"
@@ -37,18 +40,11 @@ struct InspectArgs {
 
 std::string shape_text(const std::vector<std::int64_t>& shape) {
   std::string text = "[";
-  for (std::size_t d = 0; d < shape.size(); ++d) text += (d ? "," : "") + std::to_string(shape[d]);
-  return text + "]";
-}
-
-// The last `columns` code points of `text` (valid UTF-8, as terminal_safe leaves it).
-std::string last_columns(const std::string& text, std::size_t columns) {
-  std::size_t start = text.size();
-  for (std::size_t seen = 0; start > 0 && seen < columns;) {
-    --start;
-    if ((static_cast<unsigned char>(text[start]) & 0xC0u) != 0x80u) ++seen;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (d > 0) text += ',';  // appended, not `"," + ...`: GCC 12 warns falsely (-Wrestrict) on that
+    text += std::to_string(shape[d]);
   }
-  return text.substr(start);
+  return text + "]";
 }
 
 std::string joined(const std::vector<std::string>& paths) {
@@ -126,6 +122,109 @@ void print_report_json(const inspect::Inspection& inspection) {
   std::fputs("\n}\n", stdout);
 }
 
+// The keys of `metadata` in the order they are shown: a GGUF file's architecture first, then
+// its hyper-parameters (the keys under the architecture's name), then the rest as sorted.
+std::vector<std::string> metadata_order(const std::map<std::string, std::string>& metadata) {
+  std::vector<std::string> first;
+  std::vector<std::string> rest;
+  std::string architecture;
+  if (const auto it = metadata.find("general.architecture"); it != metadata.end()) {
+    architecture = it->second + ".";
+    first.push_back(it->first);
+  }
+  for (const auto& [key, value] : metadata) {
+    if (key == "general.architecture" || key.starts_with("tfdebug.")) continue;
+    (!architecture.empty() && key.starts_with(architecture) ? first : rest).push_back(key);
+  }
+  first.insert(first.end(), rest.begin(), rest.end());
+  return first;
+}
+
+// Note [Metadata in text]: what the files say besides their tensors (safetensors __metadata__,
+// GGUF keys, a PyTorch checkpoint's plain entries such as epoch or lr, ONNX's producer), not only
+// in --json. At most kShown keys, each value at most kValueColumns wide; --json has them all.
+void print_metadata(const inspect::Inspection& inspection, bool colour) {
+  constexpr std::size_t kShown = 40;
+  constexpr std::size_t kValueColumns = 120;
+  const std::vector<std::string> keys = metadata_order(inspection.metadata);
+  const auto skipped = inspection.metadata.find("tfdebug.skipped_objects");
+  if (keys.empty() && skipped == inspection.metadata.end()) return;
+  // A PyTorch checkpoint's "metadata" is what it pickled beside its tensors: say so.
+  const bool pytorch = std::all_of(inspection.files.begin(), inspection.files.end(),
+                                   [](const inspect::ModelFileInfo& f) { return f.format == "pytorch"; });
+  const auto count = static_cast<std::int64_t>(keys.size());
+  const std::string title = pytorch ? "entries that are not tensors (" + plural(count, "value") + ")"
+                                    : "metadata (" + plural(count, "key") + ")";
+  std::printf("\n%s\n", paint(title, Tone::bold, colour).c_str());
+  KeyValueTable table;
+  for (std::size_t i = 0; i < keys.size() && i < kShown; ++i) {
+    table.add(terminal_safe(keys[i]),
+              elide_middle(terminal_safe(inspection.metadata.at(keys[i])), kValueColumns));
+  }
+  if (keys.size() > kShown) {
+    table.add("...",
+              plural(static_cast<std::int64_t>(keys.size() - kShown), "more key") + " (--json lists them)");
+  }
+  if (skipped != inspection.metadata.end()) {
+    table.add("objects not read", elide_middle(terminal_safe(skipped->second), kValueColumns) +
+                                      " (pickled objects that are not tensors; tfdebug never calls them)");
+  }
+  table.print(stdout);
+}
+
+void print_inspection_text(const inspect::Inspection& inspection) {
+  const bool colour = use_colour(stdout);
+  const std::size_t columns = terminal_columns(stdout);
+  for (const auto& f : inspection.files)
+    std::printf("%s  (%s)\n", paint(terminal_safe(f.path), Tone::bold, colour).c_str(), f.format.c_str());
+  std::printf("%s, %s\n", plural(static_cast<std::int64_t>(inspection.tensors.size()), "tensor").c_str(),
+              plural(inspection.parameters(), "parameter").c_str());
+  if (const auto it = inspection.metadata.find("tfdebug.undecoded"); it != inspection.metadata.end())
+    std::printf("%s\n", paint("not decoded: " + terminal_safe(it->second), Tone::warn, colour).c_str());
+  print_metadata(inspection, colour);
+  std::printf("\n");
+  using Align = Table::Align;
+  // Names as the terminal shows them (Note [Terminal-safe text]), elided in the middle to fit.
+  Table tensors({{.header = "name", .elidable = true, .minimum = 24},
+                 {.header = "dtype"},
+                 {.header = "shape"},
+                 {.header = "params", .align = Align::right},
+                 {.header = "abs max", .align = Align::right},
+                 {.header = "mean", .align = Align::right, .droppable = true},
+                 {.header = "std", .align = Align::right, .droppable = true},
+                 {.header = "zero", .align = Align::right, .droppable = true},
+                 {.header = "histogram", .droppable = true}});
+  for (const inspect::TensorReport& r : inspection.tensors) {
+    const Stats& s = r.stats;
+    char zero[16];
+    std::snprintf(zero, sizeof zero, "%.1f%%", s.count ? 100.0 * static_cast<double>(s.zero) / s.count : 0.0);
+    tensors.add({terminal_safe(r.name), terminal_safe(r.dtype), shape_text(r.shape), format_count(s.count),
+                 format_number(s.abs_max), format_number(s.mean), format_number(s.std), zero,
+                 sparkline(r.sparkline.counts)},
+                s.nonfinite() > 0 ? Tone::bad : Tone::plain);
+  }
+  tensors.print(stdout, columns, colour);
+  if (inspection.layers.size() > 1) {
+    std::printf("\n");
+    Table layers({{.header = "layer", .align = Align::right},
+                  {.header = "params", .align = Align::right},
+                  {.header = "rms", .align = Align::right},
+                  {.header = "abs max", .align = Align::right}});
+    for (const inspect::LayerSummary& l : inspection.layers) {
+      layers.add(
+          {std::to_string(l.layer), format_count(l.params), format_number(l.rms), format_number(l.abs_max)});
+    }
+    layers.print(stdout, columns, colour);
+  }
+  const SeverityCounts counts = count_severities(inspection.findings);
+  std::printf("\n%s\n", findings_headline(counts).c_str());
+  for (const Finding* f : by_severity(inspection.findings)) {
+    print_finding_line(stdout, f->severity,
+                       f->rule + " " + terminal_safe(f->op) + ": " + terminal_safe(f->message), colour,
+                       f->suggestion.empty() ? std::string() : "→ " + terminal_safe(f->suggestion));
+  }
+}
+
 int run_inspect(const InspectArgs& args) {
   constexpr int kMaxThreads = 1024;  // more only cost: the work is split over the cores there are
   if (args.threads < 0 || args.threads > kMaxThreads) {
@@ -149,16 +248,18 @@ int run_inspect(const InspectArgs& args) {
       throw Error("--fail-on must be error, warning or info, not '" + args.fail_on + "'");
   }
   // A progress bar on a terminal, for inputs that take more than a moment.
-  const bool progress = use_colour(stderr) && !args.json;
+  const bool progress = interactive(stderr) && !args.json;
+  auto drawn = std::make_shared<bool>(false);  // erased after, only when drawn
   if (progress) {
-    options.progress = [](std::int64_t done, std::int64_t total) {
+    options.progress = [drawn](std::int64_t done, std::int64_t total) {
       if (total < (std::int64_t{256} << 20)) return;
       std::fprintf(stderr, "\rinspecting %s", progress_bar(done, total).c_str());
+      *drawn = true;
     };
   }
   const std::vector<std::filesystem::path> paths(args.paths.begin(), args.paths.end());
   const inspect::Inspection inspection = inspect::inspect(paths, options);
-  if (progress) std::fprintf(stderr, "\r\033[K");
+  if (*drawn) std::fprintf(stderr, "\r\033[K");
   if (!args.filter.empty() && inspection.tensors.empty()) {
     throw Error("--filter '" + args.filter + "' matches none of the " +
                 std::to_string(inspection.tensors_in_files) + " tensor names in " + joined(args.paths) +
@@ -170,59 +271,7 @@ int run_inspect(const InspectArgs& args) {
   if (args.json) {
     print_report_json(inspection);
   } else {
-    const bool colour = use_colour(stdout);
-    for (const auto& f : inspection.files)
-      std::printf("%s  (%s)\n", paint(terminal_safe(f.path), Tone::bold, colour).c_str(), f.format.c_str());
-    std::printf("%zu tensors, %s parameters\n", inspection.tensors.size(),
-                format_count(inspection.parameters()).c_str());
-    if (const auto it = inspection.metadata.find("tfdebug.undecoded"); it != inspection.metadata.end())
-      std::printf("%s\n", paint("not decoded: " + terminal_safe(it->second), Tone::warn, colour).c_str());
-    std::printf("\n");
-    // Names as the terminal shows them (Note [Terminal-safe text]).
-    std::vector<std::string> names;
-    names.reserve(inspection.tensors.size());
-    for (const inspect::TensorReport& r : inspection.tensors) names.push_back(terminal_safe(r.name));
-    std::size_t name_width = 4;
-    for (const std::string& name : names)
-      name_width = std::min<std::size_t>(48, std::max(name_width, display_width(name)));
-    std::printf("  %-*s  %-9s %-16s %12s %11s %11s %11s %7s  %s\n", static_cast<int>(name_width), "name",
-                "dtype", "shape", "params", "mean", "std", "abs max", "zero", "histogram");
-    for (std::size_t i = 0; i < inspection.tensors.size(); ++i) {
-      const inspect::TensorReport& r = inspection.tensors[i];
-      const Stats& s = r.stats;
-      const std::string shape = shape_text(r.shape);
-      char zero[16];
-      std::snprintf(zero, sizeof zero, "%.1f%%",
-                    s.count ? 100.0 * static_cast<double>(s.zero) / s.count : 0.0);
-      std::string name = names[i];
-      if (display_width(name) > name_width) name = "…" + last_columns(name, name_width - 1);
-      const std::string padding(name_width - std::min(name_width, display_width(name)), ' ');
-      std::string line = "  " + name + padding;
-      char rest[256];
-      std::snprintf(rest, sizeof rest, "  %-9s %-16s %12s %11s %11s %11s %7s  %s",
-                    terminal_safe(r.dtype).c_str(), shape.c_str(), format_count(s.count).c_str(),
-                    format_number(s.mean).c_str(), format_number(s.std).c_str(),
-                    format_number(s.abs_max).c_str(), zero, sparkline(r.sparkline.counts).c_str());
-      line += rest;
-      std::printf("%s\n", paint(line, s.nonfinite() > 0 ? Tone::bad : Tone::plain, colour).c_str());
-    }
-    if (inspection.layers.size() > 1) {
-      std::printf("\n  %-6s %12s %11s %11s\n", "layer", "params", "rms", "abs max");
-      for (const inspect::LayerSummary& l : inspection.layers) {
-        std::printf("  %-6d %12s %11s %11s\n", l.layer, format_count(l.params).c_str(),
-                    format_number(l.rms).c_str(), format_number(l.abs_max).c_str());
-      }
-    }
-    std::printf("\n%zu findings\n", inspection.findings.size());
-    for (const Finding& f : inspection.findings) {
-      const Tone tone = f.severity == Severity::error     ? Tone::bad
-                        : f.severity == Severity::warning ? Tone::warn
-                                                          : Tone::dim;
-      std::printf("  %s %s %s: %s\n    → %s\n",
-                  paint(std::string(severity_name(f.severity)), tone, colour).c_str(), f.rule.c_str(),
-                  terminal_safe(f.op).c_str(), terminal_safe(f.message).c_str(),
-                  terminal_safe(f.suggestion).c_str());
-    }
+    print_inspection_text(inspection);
   }
   if (!args.xlsx.empty()) write_inspection_xlsx(args.xlsx, inspection);
   if (!args.csv.empty()) write_inspection_csv(args.csv, inspection);
@@ -235,8 +284,9 @@ int run_inspect(const InspectArgs& args) {
     const InspectionPlots plots = write_inspection_plots(model_paths, inspection, args.plots, plot_options);
     // On stderr with --json, whose stdout is one JSON document.
     std::FILE* out = args.json ? stderr : stdout;
-    std::fprintf(out, "\nplots: %zu pictures in %s (histograms of %zu tensors", plots.files.size(),
-                 terminal_safe(args.plots).c_str(), plots.tensors_drawn);
+    const auto n = [](std::size_t count, const char* noun) { return plural(std::int64_t(count), noun); };
+    std::fprintf(out, "\nplots: %s in %s (histograms of %s", n(plots.files.size(), "picture").c_str(),
+                 terminal_safe(args.plots).c_str(), n(plots.tensors_drawn, "tensor").c_str());
     if (plots.layers > 0) std::fprintf(out, "; %zu of %zu layers", plots.layers_drawn, plots.layers);
     std::fprintf(out, ")\n");
   }

@@ -159,10 +159,17 @@ int run_regress(const RegressArgs& args) {
   report["only_in_baseline"] = nlohmann::json::array();
   report["only_in_current"] = nlohmann::json::array();
   int failing = 0;
-  if (!args.json) {
-    std::printf("%-36s %4s %12s %12s %9s %21s %9s %6s  %s\n", "benchmark", "n", "baseline", "current",
-                "change", "95% CI", "p", "delta", "grade");
-  }
+  using Align = Table::Align;
+  Table table({{.header = "benchmark", .elidable = true, .minimum = 20},
+               {.header = "n", .align = Align::right},
+               {.header = "baseline", .align = Align::right},
+               {.header = "current", .align = Align::right},
+               {.header = "change", .align = Align::right},
+               {.header = "95% CI", .align = Align::right, .droppable = true},
+               {.header = "p", .align = Align::right, .droppable = true},
+               {.header = "delta", .align = Align::right, .droppable = true},
+               {.header = "grade"}},
+              "");
   for (const std::string& name : order) {
     auto it = baseline.find(name);
     if (it == baseline.end()) {
@@ -188,11 +195,14 @@ int run_regress(const RegressArgs& args) {
     if (!args.json) {
       const std::string ci = "[" + percent(gated.change_low) + ", " + percent(gated.change_high) + "]";
       const std::string n = std::to_string(gated.n_current);
-      std::printf("%-36s %4s %12s %12s %9s %21s %9.3g %+6.2f  %s%s\n", terminal_safe(name).c_str(), n.c_str(),
-                  format_duration(gated.baseline_median).c_str(),
-                  format_duration(gated.current_median).c_str(), percent(gated.change).c_str(), ci.c_str(),
-                  gated.test.p_value, gated.effect, profile::severity_name(severity),
-                  fails ? "  <- slower" : "");
+      char p[32];
+      char delta[32];
+      std::snprintf(p, sizeof p, "%.3g", gated.test.p_value);
+      std::snprintf(delta, sizeof delta, "%+.2f", gated.effect);
+      table.add({terminal_safe(name), n, format_duration(gated.baseline_median),
+                 format_duration(gated.current_median), percent(gated.change), ci, p, delta,
+                 std::string(profile::severity_name(severity)) + (fails ? "  <- slower" : "")},
+                fails ? Tone::bad : Tone::plain);
     }
   }
   for (const auto& [name, samples] : baseline)
@@ -201,6 +211,7 @@ int run_regress(const RegressArgs& args) {
   if (args.json) {
     std::cout << json_text(report) << '\n';
   } else {
+    table.print(stdout, terminal_columns(stdout), use_colour(stdout));
     std::printf("\n%s time, medians of repetitions; Mann-Whitney U (two-sided), Cliff's delta.\n",
                 args.metric.c_str());
     for (const auto& name : report["only_in_baseline"])

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "findings_text.hpp"
 #include "terminal.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/export/run_plots.hpp"
@@ -38,10 +39,6 @@ std::string printable(const std::string& text) {
   return out;
 }
 
-std::string plural(std::int64_t n, const char* one, const char* many) {
-  return format_count(n) + " " + (n == 1 ? one : many);
-}
-
 void print_summary(const ReportArgs& args, const RunRebuild& run, std::int64_t counts[3]) {
   const RunSummary& s = run.summary;
   const bool colour = use_colour(stdout);
@@ -59,26 +56,18 @@ void print_summary(const ReportArgs& args, const RunRebuild& run, std::int64_t c
   } else {
     table.add("metrics.jsonl", "none");
   }
-  table.add("findings", plural(counts[2], "error", "errors") + ", " +
-                            plural(counts[1], "warning", "warnings") + ", " + format_count(counts[0]) +
-                            " info");
+  table.add("findings", severity_counts_text({.error = counts[2], .warning = counts[1], .info = counts[0]}));
   table.add("flight recorder", s.flight_recorder ? printable(s.flight_recorder->string()) : "none");
   if (s.stopped) table.add("stopped", "at the first error (stop_on_error)");
   if (!s.hook_errors.empty()) table.add("hook errors", format_count(std::int64_t(s.hook_errors.size())));
   table.print(stdout);
-  for (const Severity severity : {Severity::error, Severity::warning, Severity::info}) {
-    for (const Finding& f : s.findings) {
-      if (f.severity != severity) continue;
-      const Tone tone = severity == Severity::error     ? Tone::bad
-                        : severity == Severity::warning ? Tone::warn
-                                                        : Tone::dim;
-      std::printf("  %s %s step %lld (%s) %s %s: %s\n",
-                  paint(std::string(severity_name(severity)), tone, colour).c_str(),
-                  printable(f.rule).c_str(), static_cast<long long>(f.step),
-                  plural(f.count, "step", "steps").c_str(),
-                  printable(f.module.empty() ? "(top level)" : f.module).c_str(), printable(f.op).c_str(),
-                  printable(f.message).c_str());
-    }
+  for (const Finding* f : by_severity(s.findings)) {  // errors first
+    print_finding_line(stdout, f->severity,
+                       printable(f->rule) + " step " + std::to_string(f->step) + " (" +
+                           plural(f->count, "step", "steps") + ") " +
+                           printable(f->module.empty() ? "(top level)" : f->module) + " " + printable(f->op) +
+                           ": " + printable(f->message),
+                       colour);
   }
 }
 
@@ -138,8 +127,9 @@ int run_report(const ReportArgs& args) {
     plot_options.format = args.plot_format;
     const RunPlots plots = write_run_plots(args.run_dir, args.plots, plot_options);
     std::FILE* out = args.json ? stderr : stdout;  // --json: stdout is one JSON document
-    std::fprintf(out, "plots: %zu pictures in %s (%lld steps, %zu modules", plots.files.size(),
-                 printable(args.plots).c_str(), static_cast<long long>(plots.steps), plots.modules);
+    std::fprintf(out, "plots: %s in %s (%s, %s", plural(std::int64_t(plots.files.size()), "picture").c_str(),
+                 printable(args.plots).c_str(), plural(plots.steps, "step").c_str(),
+                 plural(std::int64_t(plots.modules), "module").c_str());
     if (plots.steps_per_column > 1)
       std::fprintf(out, "; heatmap columns of %zu steps", plots.steps_per_column);
     std::fprintf(out, ")\n");

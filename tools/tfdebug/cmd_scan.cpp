@@ -2,6 +2,7 @@
 // (torch.save zips, legacy torch files, plain pickles, object-array .npy, .npz members) is read
 // statically, and every global it references is listed as safe, info, warning or error
 // (docs/scan.md). Exit 0 clean (or info only), 1 when any error, 2 when an input is unreadable.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -94,7 +95,13 @@ void print_pickle(const io::PickleScan& p, int indent, bool colour) {
   if (!shows_anything(p)) return;  // a legacy file's magic number, an empty payload
   const std::string pad(static_cast<std::size_t>(indent), ' ');
   std::printf("%s%s\n", pad.c_str(), shown(p.origin).c_str());
-  for (const io::PickleGlobal& g : p.globals) {
+  // Errors first, then warnings, info and safe globals, each in the order the pickle has them.
+  std::vector<const io::PickleGlobal*> order;
+  for (const io::PickleGlobal& g : p.globals) order.push_back(&g);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const io::PickleGlobal* a, const io::PickleGlobal* b) { return a->risk > b->risk; });
+  for (const io::PickleGlobal* global : order) {
+    const io::PickleGlobal& g = *global;
     const char* severity = severity_of(g.risk);
     const Tone tone = g.risk == io::GlobalRisk::runs_code ? Tone::bad
                       : g.risk == io::GlobalRisk::imports ? Tone::warn
@@ -156,8 +163,10 @@ int run_scan(const ScanArgs& args) {
     if (f.error.empty() && f.note.empty() && !any) std::printf("  references no globals\n");
     for (const io::PickleScan& p : f.pickles) print_pickle(p, 2, colour);
   }
-  std::printf("\n%zu %s: %d error, %d warning, %d unreadable, %d clean, %d skipped\n", files.size(),
-              files.size() == 1 ? "file" : "files", errors, warnings, unreadable, clean, skipped);
+  std::printf("\n%s: %s, %s, %s unreadable, %s clean, %s skipped\n",
+              plural(static_cast<std::int64_t>(files.size()), "file").c_str(),
+              plural(errors, "error").c_str(), plural(warnings, "warning").c_str(),
+              format_count(unreadable).c_str(), format_count(clean).c_str(), format_count(skipped).c_str());
   return code;
 }
 

@@ -90,6 +90,16 @@ std::string percent(std::int64_t part, std::int64_t whole) {
   return buffer;
 }
 
+// Note [Range used]: abs max ÷ the dtype's largest finite value, "3.571% of f16's range", and
+// its headroom, the factor the values could grow by before they overflow, "28x headroom": a
+// bigger headroom is more room. (Stats::range_used was called headroom, which read backwards.)
+std::string range_used_text(double range_used, DType dtype) {
+  const std::string of = " of " + std::string(dtype_name(dtype)) + "'s range";
+  if (!(range_used > 0)) return "0%" + of + " (all zero)";
+  if (range_used > 1) return format_number(100 * range_used) + "%" + of + " (beyond it)";
+  return format_number(100 * range_used) + "%" + of + ", " + format_number(1 / range_used) + "x headroom";
+}
+
 int run_stats(const StatsArgs& args) {
   const DType dtype = parse_dtype(args.dtype);
   StatsOptions options;
@@ -179,12 +189,12 @@ int run_stats(const StatsArgs& args) {
   t.add("abs max", format_number(s.abs_max) + "   smallest |x| > 0: " + format_number(s.min_abs_nonzero));
   t.add("mean ± std", format_number(s.mean) + " ± " + format_number(s.std));
   t.add("L1 / L2", format_number(s.l1) + " / " + format_number(s.l2));
-  t.add("headroom", format_number(s.headroom) + " of " + std::string(dtype_name(dtype)) + " max");
+  t.add("range used", range_used_text(s.range_used, dtype));
   if (s.target) {
     const TargetFit& f = *s.target;
     const Tone tone = f.overflow > 0 ? Tone::bad : (f.underflow > 0 ? Tone::warn : Tone::good);
     t.add("as " + std::string(dtype_name(f.dtype)),
-          paint("headroom " + format_number(f.headroom) + ", overflow " + format_count(f.overflow) +
+          paint(range_used_text(f.range_used, f.dtype) + ", overflow " + format_count(f.overflow) +
                     percent(f.overflow, s.count) + ", flush to zero " + format_count(f.underflow) +
                     percent(f.underflow, s.count) + ", subnormal " + format_count(f.subnormal),
                 tone, colour));

@@ -80,26 +80,40 @@ void write_output(const profile::Trace& trace, const std::string& path) {
 }
 
 void print_summary(const profile::TraceSummary& summary, const std::string& input, std::size_t top) {
-  std::printf("%s: %s span, %zu threads\n\n", terminal_safe(input).c_str(),
+  std::printf("%s: %s span, %s\n\n", terminal_safe(input).c_str(),
               format_duration(static_cast<double>(summary.end_ns - summary.start_ns)).c_str(),
-              summary.threads.size());
-  std::printf("top self time\n  %-32s %12s %12s %10s\n", "frame", "self", "total", "calls");
+              plural(static_cast<std::int64_t>(summary.threads.size()), "thread").c_str());
+  using Align = Table::Align;
+  const std::size_t columns = terminal_columns(stdout);
+  std::printf("top self time\n");
+  Table frames({{.header = "frame", .elidable = true, .minimum = 20},
+                {.header = "self", .align = Align::right},
+                {.header = "total", .align = Align::right},
+                {.header = "calls", .align = Align::right}});
   const std::size_t n = std::min(top, summary.frames.size());
   for (std::size_t i = 0; i < n; ++i) {
     const auto& f = summary.frames[i];
-    std::printf("  %-32s %12s %12s %10llu\n", terminal_safe(f.name).c_str(),
-                format_duration(static_cast<double>(f.self_ns)).c_str(),
-                format_duration(static_cast<double>(f.total_ns)).c_str(),
-                static_cast<unsigned long long>(f.calls));
+    frames.add({terminal_safe(f.name), format_duration(static_cast<double>(f.self_ns)),
+                format_duration(static_cast<double>(f.total_ns)),
+                format_count(static_cast<std::int64_t>(f.calls))});
   }
-  std::printf("\nthreads\n  %-20s %10s %12s %10s %10s %8s %8s\n", "thread", "tid", "busy", "zones", "events",
-              "dropped", "evicted");
+  frames.print(stdout, columns, false);
+  std::printf("\nthreads\n");
+  Table threads({{.header = "thread", .elidable = true, .minimum = 12},
+                 {.header = "tid", .align = Align::right},
+                 {.header = "busy", .align = Align::right},
+                 {.header = "zones", .align = Align::right},
+                 {.header = "events", .align = Align::right},
+                 {.header = "dropped", .align = Align::right, .droppable = true},
+                 {.header = "evicted", .align = Align::right, .droppable = true}});
   for (const auto& t : summary.threads) {
-    std::printf("  %-20s %10u %12s %10llu %10llu %8llu %8llu\n", terminal_safe(t.name).c_str(), t.tid,
-                format_duration(static_cast<double>(t.busy_ns)).c_str(),
-                static_cast<unsigned long long>(t.slices), static_cast<unsigned long long>(t.events),
-                static_cast<unsigned long long>(t.dropped), static_cast<unsigned long long>(t.evicted));
+    threads.add(
+        {terminal_safe(t.name), std::to_string(t.tid), format_duration(static_cast<double>(t.busy_ns)),
+         format_count(static_cast<std::int64_t>(t.slices)), format_count(static_cast<std::int64_t>(t.events)),
+         format_count(static_cast<std::int64_t>(t.dropped)),
+         format_count(static_cast<std::int64_t>(t.evicted))});
   }
+  threads.print(stdout, columns, false);
 }
 
 nlohmann::json summary_json(const profile::TraceSummary& summary, const std::string& input, std::size_t top) {

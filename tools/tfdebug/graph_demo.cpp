@@ -1,6 +1,8 @@
 // `tfdebug graph --demo`: the demo transformer traced (graph_demo.hpp).
 #include "graph_demo.hpp"
 
+#include <torch/nn/module.h>
+
 #include "demo_model.hpp"
 #include "tfdebug/torch/graph_trace.hpp"
 
@@ -13,6 +15,15 @@ DemoGraph demo_graph(std::int64_t steps) {
   for (std::int64_t step = 0; step < steps; ++step) (void)trainer.train_step();
   DemoGraph out;
   out.graph = torch::trace_graph(trainer.model(), trainer.forward_pass());
+  for (const auto& p : trainer.model().named_parameters(/*recurse=*/true)) {
+    const at::Tensor t = p.value().detach().to(at::kCPU, at::kFloat).contiguous();
+    DemoWeight w;
+    w.name = p.key();
+    w.shape = t.sizes().vec();
+    const float* values = t.data_ptr<float>();
+    w.values.assign(values, values + t.numel());
+    out.weights.push_back(std::move(w));
+  }
   const TensorView embedding = trainer.token_embedding();
   out.vocab = embedding.shape(0);
   out.d_model = embedding.shape(1);

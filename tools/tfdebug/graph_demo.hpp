@@ -1,6 +1,6 @@
 // The demo transformer's graph for `tfdebug graph --demo` (graph_demo.cpp, built with LibTorch
-// only): one forward pass traced by tfdebug::torch::trace_graph, and the token embedding matrix
-// for TensorBoard's projector.
+// only): one forward pass traced by tfdebug::torch::trace_graph, the parameters' values (for
+// the ONNX initializers), and the token embedding matrix for TensorBoard's projector.
 #pragma once
 
 #include <cstdint>
@@ -11,8 +11,16 @@
 
 namespace tfdebug::cli {
 
+// A parameter's value, copied out of LibTorch as f32, row-major.
+struct DemoWeight {
+  std::string name;  // as the graph's initializers name it: "blocks.0.attn.q.weight"
+  std::vector<std::int64_t> shape;
+  std::vector<float> values;
+};
+
 struct DemoGraph {
   ModelGraph graph;
+  std::vector<DemoWeight> weights;
   std::vector<float> token_embedding;  // [vocab, d_model], row-major
   std::int64_t vocab = 0;
   std::int64_t d_model = 0;

@@ -14,7 +14,7 @@ std::string json_text(const nlohmann::json& j, int indent) {
 
 nlohmann::json to_json(const TargetFit& fit) {
   return {{"dtype", std::string(dtype_name(fit.dtype))},
-          {"headroom", json_number(fit.headroom)},
+          {"range_used", json_number(fit.range_used)},
           {"overflow", fit.overflow},
           {"underflow", fit.underflow},
           {"subnormal", fit.subnormal},
@@ -40,7 +40,7 @@ nlohmann::json to_json(const Stats& s) {
                       {"std", json_number(s.std)},
                       {"l1", json_number(s.l1)},
                       {"l2", json_number(s.l2)},
-                      {"headroom", json_number(s.headroom)}};
+                      {"range_used", json_number(s.range_used)}};
   if (s.target) j["target"] = to_json(*s.target);
   return j;
 }

@@ -8,6 +8,7 @@
 // (docs/performance.md, "Start-up").
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -22,11 +23,21 @@
 
 namespace {
 
-// Whether the command line is one of tfdebug-torch's: the first argument that is not an option
-// is `demo`, or it is `graph` with --demo.
-bool needs_torch(int argc, char** argv) {
+// The index of the subcommand: the first argument that is not an option nor --color's value
+// (argc when there is none).
+int command_index(int argc, char** argv) {
   int command = 1;
-  while (command < argc && argv[command][0] == '-') ++command;
+  while (command < argc && argv[command][0] == '-') {
+    const std::string_view option = argv[command];
+    command += option == "--color" || option == "--colour" ? 2 : 1;
+  }
+  return std::min(command, argc);
+}
+
+// Whether the command line is one of tfdebug-torch's: its subcommand is `demo`, or `graph` with
+// --demo.
+bool needs_torch(int argc, char** argv) {
+  const int command = command_index(argc, argv);
   if (command >= argc) return false;
   const std::string_view name = argv[command];
   if (name == "demo") return true;
@@ -38,7 +49,7 @@ bool needs_torch(int argc, char** argv) {
 }
 
 // Replaces this process with tfdebug-torch; returns only when that fails (exit code 2).
-int exec_torch(char** argv) {
+int exec_torch(int argc, char** argv) {
   std::error_code ec;
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
   const std::filesystem::path dir = ec ? std::filesystem::path(argv[0]).parent_path() : self.parent_path();
@@ -54,7 +65,8 @@ int exec_torch(char** argv) {
       stderr,
       "tfdebug: error: '%s' needs LibTorch, and tfdebug-torch (the part of tfdebug built with it) is "
       "not in %s or %s: build tfdebug with libtorch-dev installed\n",
-      argv[1], candidates[0].parent_path().c_str(), candidates[1].parent_path().lexically_normal().c_str());
+      argv[command_index(argc, argv)], candidates[0].parent_path().c_str(),
+      candidates[1].parent_path().lexically_normal().c_str());
   return 2;
 }
 
@@ -62,7 +74,7 @@ int exec_torch(char** argv) {
 
 int main(int argc, char** argv) {
   try {
-    if (needs_torch(argc, argv)) return exec_torch(argv);
+    if (needs_torch(argc, argv)) return exec_torch(argc, argv);
     CLI::App app;
     tfdebug::cli::describe_app(app);
     int exit_code = 0;

@@ -1,18 +1,197 @@
 #include "terminal.hpp"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+
+#include "tfdebug/core/error.hpp"
 
 namespace tfdebug::cli {
+namespace {
+
+ColourChoice g_colour_choice = ColourChoice::automatic;
+
+bool dumb_terminal() {
+  const char* term = std::getenv("TERM");
+  return term != nullptr && std::strcmp(term, "dumb") == 0;
+}
+
+// The byte offset of the code point `columns` code points into `text` (valid UTF-8).
+std::size_t offset_of_column(const std::string& text, std::size_t columns) {
+  std::size_t seen = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if ((static_cast<unsigned char>(text[i]) & 0xC0u) == 0x80u) continue;
+    if (seen == columns) return i;
+    ++seen;
+  }
+  return text.size();
+}
+
+std::string padded(const std::string& text, std::size_t width, Table::Align align) {
+  const std::size_t used = display_width(text);
+  if (used >= width) return text;
+  const std::string pad(width - used, ' ');
+  return align == Table::Align::left ? text + pad : pad + text;
+}
+
+}  // namespace
+
+ColourChoice parse_colour_choice(std::string_view word) {
+  if (word == "auto") return ColourChoice::automatic;
+  if (word == "always") return ColourChoice::always;
+  if (word == "never") return ColourChoice::never;
+  throw Error("--color must be auto, always or never, not '" + std::string(word) + "'");
+}
+
+void set_colour_choice(ColourChoice choice) {
+  g_colour_choice = choice;
+}
 
 bool use_colour(std::FILE* stream) {
+  if (g_colour_choice != ColourChoice::automatic) return g_colour_choice == ColourChoice::always;
   const char* no_colour = std::getenv("NO_COLOR");
   if (no_colour != nullptr && no_colour[0] != '\0') return false;
-  return isatty(fileno(stream)) != 0;
+  return interactive(stream);
+}
+
+bool interactive(std::FILE* stream) {
+  return isatty(fileno(stream)) != 0 && !dumb_terminal();
+}
+
+std::size_t terminal_columns(std::FILE* stream) {
+  if (const char* env = std::getenv("COLUMNS"); env != nullptr && env[0] != '\0') {
+    std::size_t value = 0;
+    const char* end = env + std::strlen(env);
+    const auto [ptr, ec] = std::from_chars(env, end, value);
+    if (ec == std::errc() && ptr == end && value > 0) return value;
+  }
+  if (isatty(fileno(stream)) == 0) return 0;
+  winsize size{};
+  if (ioctl(fileno(stream), TIOCGWINSZ, &size) == 0 && size.ws_col > 0) return size.ws_col;
+  return 80;
+}
+
+std::string elide_middle(const std::string& text, std::size_t columns) {
+  const std::size_t width = display_width(text);
+  if (columns == 0 || width <= columns) return text;
+  if (columns == 1) return "…";
+  const std::size_t head = (columns - 1) / 2;
+  const std::size_t tail = columns - 1 - head;
+  return text.substr(0, offset_of_column(text, head)) + "…" +
+         text.substr(offset_of_column(text, width - tail));
+}
+
+std::vector<std::string> wrap_words(const std::string& text, std::size_t columns, std::size_t indent) {
+  if (columns == 0 || display_width(text) <= columns) return {text};
+  std::vector<std::string> lines;
+  std::string line;
+  std::size_t used = 0;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(start, end - start);
+    const std::size_t width = display_width(word);
+    const std::size_t lead = lines.empty() ? 0 : indent;
+    if (!line.empty() && lead + used + 1 + width > columns) {
+      lines.push_back((lines.empty() ? "" : std::string(indent, ' ')) + line);
+      line.clear();
+      used = 0;
+    }
+    if (!line.empty()) {
+      line += ' ';
+      ++used;
+    }
+    line += word;
+    used += width;
+    start = end + 1;
+  }
+  if (!line.empty()) lines.push_back((lines.empty() ? "" : std::string(indent, ' ')) + line);
+  return lines;
+}
+
+std::string plural(std::int64_t n, std::string_view one, std::string_view many) {
+  std::string noun(n == 1 ? one : many.empty() ? std::string(one) + "s" : many);
+  return format_count(n) + " " + noun;
+}
+
+Table::Table(std::vector<Column> columns, std::string indent)
+    : columns_(std::move(columns)), indent_(std::move(indent)) {}
+
+void Table::add(std::vector<std::string> cells, Tone tone) {
+  cells.resize(columns_.size());
+  rows_.emplace_back(std::move(cells), tone);
+}
+
+void Table::print(std::FILE* out, std::size_t columns, bool colour) const {
+  std::vector<std::size_t> widths(columns_.size());
+  for (std::size_t c = 0; c < columns_.size(); ++c) {
+    widths[c] = display_width(columns_[c].header);
+    for (const auto& [cells, tone] : rows_) widths[c] = std::max(widths[c], display_width(cells[c]));
+  }
+  std::vector<bool> shown(columns_.size(), true);
+  const auto total = [&] {
+    std::size_t sum = display_width(indent_);
+    bool first = true;
+    for (std::size_t c = 0; c < columns_.size(); ++c) {
+      if (!shown[c]) continue;
+      sum += widths[c] + (first ? 0 : 2);
+      first = false;
+    }
+    return sum;
+  };
+  std::vector<std::string> dropped;
+  if (columns > 0 && total() > columns) {
+    // The elidable column at its narrowest, then the droppable columns out until the rest fits,
+    // then the elidable column given back what is left.
+    const auto elidable =
+        std::find_if(columns_.begin(), columns_.end(), [](const Column& c) { return c.elidable; });
+    const std::size_t e = static_cast<std::size_t>(elidable - columns_.begin());
+    const std::size_t natural = e < widths.size() ? widths[e] : 0;
+    if (e < widths.size())
+      widths[e] = std::min(natural, std::max(columns_[e].minimum, display_width(columns_[e].header)));
+    for (std::size_t c = columns_.size(); c-- > 0 && total() > columns;) {
+      if (!columns_[c].droppable) continue;
+      shown[c] = false;
+      dropped.insert(dropped.begin(), columns_[c].header);
+    }
+    if (e < widths.size() && total() < columns)
+      widths[e] = std::min(natural, widths[e] + (columns - total()));
+  }
+  const auto line = [&](const std::vector<std::string>& cells) {
+    std::string text = indent_;
+    bool first = true;
+    for (std::size_t c = 0; c < columns_.size(); ++c) {
+      if (!shown[c]) continue;
+      if (!first) text += "  ";
+      first = false;
+      std::string cell = columns_[c].elidable ? elide_middle(cells[c], widths[c]) : cells[c];
+      // The last column is not padded on the left-aligned side: no trailing spaces.
+      const bool last = std::none_of(shown.begin() + static_cast<std::ptrdiff_t>(c) + 1, shown.end(),
+                                     [](bool s) { return s; });
+      text += last && columns_[c].align == Align::left ? cell : padded(cell, widths[c], columns_[c].align);
+    }
+    return text;
+  };
+  std::vector<std::string> header;
+  header.reserve(columns_.size());
+  for (const Column& c : columns_) header.push_back(c.header);
+  std::fprintf(out, "%s\n", line(header).c_str());
+  for (const auto& [cells, tone] : rows_) std::fprintf(out, "%s\n", paint(line(cells), tone, colour).c_str());
+  if (!dropped.empty()) {
+    std::string names;
+    for (const std::string& d : dropped) names += (names.empty() ? "" : ", ") + d;
+    const std::string note = "(" + names + " left out to fit " + std::to_string(columns) +
+                             " columns; a wider terminal or --json shows them)";
+    const std::size_t indent = display_width(indent_);
+    for (const std::string& l : wrap_words(note, columns > indent + 20 ? columns - indent : 0, 1))
+      std::fprintf(out, "%s%s\n", indent_.c_str(), l.c_str());
+  }
 }
 
 std::string paint(const std::string& text, Tone tone, bool colour) {
@@ -85,9 +264,18 @@ std::size_t display_width(const std::string& text) {
 void KeyValueTable::print(std::FILE* out) const {
   std::size_t width = 0;
   for (const auto& [key, value] : rows_) width = std::max(width, display_width(key));
+  const std::size_t columns = terminal_columns(out);
+  const std::size_t indent = 2 + width + 2;
   for (const auto& [key, value] : rows_) {
     const std::string padding(width - display_width(key), ' ');
-    std::fprintf(out, "  %s%s  %s\n", key.c_str(), padding.c_str(), value.c_str());
+    // A painted value keeps its line: wrapping would split its escape codes.
+    const bool painted = value.find('\033') != std::string::npos;
+    const std::vector<std::string> lines = painted || columns <= indent + 16
+                                               ? std::vector<std::string>{value}
+                                               : wrap_words(value, columns - indent, 0);
+    std::fprintf(out, "  %s%s  %s\n", key.c_str(), padding.c_str(), lines.front().c_str());
+    for (std::size_t i = 1; i < lines.size(); ++i)
+      std::fprintf(out, "%s%s\n", std::string(indent, ' ').c_str(), lines[i].c_str());
   }
 }
 

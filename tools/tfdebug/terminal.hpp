@@ -1,16 +1,50 @@
-// Terminal output helpers for the CLI: colour only on a TTY, aligned tables, sparklines.
+// Terminal output helpers for the CLI: colour only where it is wanted, text that fits the
+// terminal's width (names elided in the middle, numbers right-aligned), plurals, sparklines.
+// Every command prints through these, so that --color, NO_COLOR, TERM=dumb and COLUMNS mean the
+// same everywhere (docs/cli.md, "Terminal output").
 #pragma once
 
 #include <cstdint>
 #include <cstdio>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tfdebug::cli {
 
-// Colour is used only when the stream is a terminal and NO_COLOR is not set.
+// The global --color option: auto (the default), always, never.
+enum class ColourChoice { automatic, always, never };
+// Throws tfdebug::Error for a word other than auto, always, never.
+ColourChoice parse_colour_choice(std::string_view word);
+void set_colour_choice(ColourChoice choice);
+
+// Whether to write escape codes to `stream`: --color always or never decide; auto means a
+// terminal whose TERM is not "dumb", with NO_COLOR unset or empty (https://no-color.org).
 bool use_colour(std::FILE* stream);
+// Whether `stream` is a terminal that can redraw a line (\r and erase-line): a TTY whose TERM is
+// not "dumb". Progress bars are drawn only there, whatever --color says.
+bool interactive(std::FILE* stream);
+
+// Note [Terminal width]: the columns text written to `stream` may take. COLUMNS, when set to a
+// positive number, wins (a script or test asks for a width); otherwise a terminal's own width
+// (TIOCGWINSZ), 80 when it reports none; otherwise 0, meaning unlimited: output that goes to a
+// file or a pipe keeps every name whole, for grep and awk.
+std::size_t terminal_columns(std::FILE* stream);
+
+// `text` in at most `columns` columns: when longer, its start and its end with "…" between
+// ("blocks.0…attn.q.weight"), the end getting the odd column (a tensor's name ends in what it
+// is). columns 0 leaves the text whole.
+std::string elide_middle(const std::string& text, std::size_t columns);
+
+// `text` cut into lines of at most `columns` columns at spaces (a word longer than a line stays
+// whole); columns 0 gives one line. Each line after the first starts with `indent` spaces.
+std::vector<std::string> wrap_words(const std::string& text, std::size_t columns, std::size_t indent);
+
+// "1 error", "2 errors", "1,024 tensors": the count with thousands separators and the noun
+// that agrees with it. Pass `many` for irregular nouns; "info" (a severity's name) does not
+// change: plural(3, "info", "info").
+std::string plural(std::int64_t n, std::string_view one, std::string_view many = {});
 
 enum class Tone { plain, good, warn, bad, dim, bold };
 std::string paint(const std::string& text, Tone tone, bool colour);
@@ -32,11 +66,39 @@ std::string format_duration(double ns);
 // Columns a string takes on a terminal (UTF-8 code points; no wide characters are used).
 std::size_t display_width(const std::string& text);
 
-// A two-column table whose keys are padded to the widest key.
+// A table with a header: text columns left-aligned, number columns right-aligned, each as wide
+// as its widest cell. When the rows are wider than `columns` (terminal_columns), the one
+// elidable column (a name) gives up columns down to its minimum, its cells elided in the middle;
+// then the droppable columns go, the last-listed first, and the table says which it left out.
+class Table {
+ public:
+  enum class Align { left, right };
+  struct Column {
+    std::string header;
+    Align align = Align::left;
+    bool elidable = false;     // at most one: shrinks to fit, cells elided in the middle
+    std::size_t minimum = 12;  // an elidable column's narrowest width
+    bool droppable = false;    // may be left out when the table does not fit
+  };
+  explicit Table(std::vector<Column> columns, std::string indent = "  ");
+  // One row, a cell per column; the row is painted in `tone` when colour is on.
+  void add(std::vector<std::string> cells, Tone tone = Tone::plain);
+  // Writes the header and the rows; `colour` paints the rows' tones (see Tone).
+  void print(std::FILE* out, std::size_t columns, bool colour) const;
+
+ private:
+  std::vector<Column> columns_;
+  std::string indent_;
+  std::vector<std::pair<std::vector<std::string>, Tone>> rows_;
+};
+
+// A two-column table whose keys are padded to the widest key; a value longer than the terminal
+// (terminal_columns) is wrapped at spaces under its column.
 class KeyValueTable {
  public:
   void add(std::string key, std::string value);
   void print(std::FILE* out) const;
+  bool empty() const noexcept { return rows_.empty(); }
 
  private:
   std::vector<std::pair<std::string, std::string>> rows_;

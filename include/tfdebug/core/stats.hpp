@@ -14,8 +14,9 @@
 //   * min, max, abs_max, min_abs_nonzero, mean, variance, std, l1 and l2 are over the finite
 //     values; with no finite value they are NaN (min_abs_nonzero: with no finite non-zero).
 //   * variance is the population variance (divide by the number of finite values).
-//   * headroom = abs_max / the dtype's largest finite value.
-//   * target: abs_max / the target's largest finite value; overflow counts finite values with
+//   * range_used = abs_max / the dtype's largest finite value: 0.036 uses 3.6% of the range
+//     (its headroom is 1 / range_used = 28x). Named so, as "headroom" reads as room left.
+//   * target: range_used = abs_max / the target's largest finite value; overflow counts finite values with
 //     |x| > target max (they would saturate or become Inf/NaN); underflow counts non-zero values
 //     with |x| <= half the target's smallest subnormal (they round to zero); target_subnormal
 //     counts non-zero values below the target's smallest normal (they lose precision).
@@ -55,7 +56,7 @@ struct StatsOptions {
 
 struct TargetFit {
   DType dtype = DType::f16;
-  double headroom = 0;           // abs_max / max_finite(dtype)
+  double range_used = 0;         // abs_max / max_finite(dtype)
   std::int64_t overflow = 0;     // finite, |x| > max_finite(dtype)
   std::int64_t underflow = 0;    // non-zero, |x| <= min_subnormal(dtype) / 2
   std::int64_t subnormal = 0;    // non-zero, |x| < min_normal(dtype)
@@ -82,7 +83,7 @@ struct Stats {
   double std = 0;
   double l1 = 0;
   double l2 = 0;
-  double headroom = 0;
+  double range_used = 0;  // abs_max / max_finite(dtype)
   std::optional<TargetFit> target;
 
   std::int64_t finite() const noexcept { return count - nan - pos_inf - neg_inf; }
@@ -98,7 +99,7 @@ Stats compute_stats(TensorView view, const StatsOptions& options = {});
 // fractions are unchanged.
 Stats repeated(Stats s, std::int64_t times);
 
-// The statistics of a block-quantised tensor's decoded values (dtype f32; headroom and subnormals
+// The statistics of a block-quantised tensor's decoded values (dtype f32; range_used and subnormals
 // relative to f32), decoded one chunk at a time (Note [Quantised chunks] in stats.cpp).
 Stats compute_stats(const QuantizedView& view, const StatsOptions& options = {});
 

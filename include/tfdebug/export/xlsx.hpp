@@ -2,6 +2,13 @@
 // header row with an auto-filter on every sheet, rows coloured by severity, and line charts.
 // Excel, LibreOffice and openpyxl open them.
 //
+// Note [Readable charts]
+// A chart's value axis is logarithmic (base 10) when every finite value it plots is positive and
+// the largest is at least 100 times the smallest: gradient norms spanning decades would otherwise
+// be one line at the top and flat zeros. NaN and infinities, which Excel lacks, are blank cells
+// filled red with a comment saying which ("NaN", "+inf", "-inf"; the first 1000 of a sheet), and
+// the chart shows blanks as gaps, so a non-finite point is a break in its line, never a 0.
+//
 //   tfdebug::XlsxWorkbook book("report.xlsx");
 //   auto& findings = book.add_sheet("Findings", {"severity", "rule", "tensor", "message"});
 //   findings.add_row({"error", "nonfinite", "fc1.weight", "1 NaN"}, tfdebug::RowTone::error);
@@ -48,10 +55,13 @@ class XlsxWorkbook {
 
   // Sheet names must be unique, at most 31 characters, without []:*?/\ (Excel's rules).
   XlsxSheet& add_sheet(const std::string& name, std::vector<std::string> header);
-  // A line chart of column `y` against column `x` of `sheet`, placed beside its table.
-  void add_line_chart(const std::string& sheet, int x, int y, const std::string& title);
+  // A line chart of column `y` against column `x` of `sheet`, placed beside its table; the value
+  // axis is named `y_title` (and says "log scale" when it is: Note [Readable charts]).
+  void add_line_chart(const std::string& sheet, int x, int y, const std::string& title,
+                      const std::string& y_title = "");
   // One series per column of `ys` (named after its header), with a legend.
-  void add_line_chart(const std::string& sheet, int x, std::vector<int> ys, const std::string& title);
+  void add_line_chart(const std::string& sheet, int x, std::vector<int> ys, const std::string& title,
+                      const std::string& y_title = "");
   // Writes the file. Throws tfdebug::Error naming the path when it cannot.
   void close();
 
@@ -61,6 +71,7 @@ class XlsxWorkbook {
     int x;
     std::vector<int> ys;
     std::string title;
+    std::string y_title;
   };
   std::string path_;
   std::vector<std::unique_ptr<XlsxSheet>> sheets_;

@@ -3,12 +3,15 @@
 //   Findings     step, last step, steps tripped, severity, rule, phase, module, op, message,
 //                suggestion; rows coloured by severity
 //   Loss         step, loss; a line chart
-//   Gradients    step, then one column per module: its gradient norm; a line chart
-//   Update ratio step, then one column per module: ||update|| / ||weight||; a line chart
+//   Gradients    step, then one column per module: its gradient norm; a line chart of the
+//                `chart_modules` modules with the largest gradient norm (all are in the table)
+//   Update ratio step, then one column per module: ||update|| / ||weight||; a line chart of the
+//                `chart_modules` modules with the largest ratio
 //   Activations  step, module, outputs, values, nonfinite, zero fraction, abs max, dead fraction
 //   Run          the summary and the RunConfig's keys
-// Numbers are numbers (NaN and Inf, which Excel lacks, are blank cells); every sheet has a bold
-// frozen header row and an auto-filter.
+// Numbers are numbers (NaN and Inf, which Excel lacks, are blank cells filled red with a comment,
+// gaps in the charts); charts of values spanning decades have a log axis (Note [Readable charts]
+// in xlsx.hpp); every sheet has a bold frozen header row and an auto-filter.
 //
 //   session.add_sink(std::make_shared<tfdebug::XlsxSink>("run.xlsx", session.config()));
 //
@@ -34,6 +37,9 @@ struct XlsxSinkOptions {
   std::int64_t max_steps = 10000;             // kept steps (rows of Loss, Gradients, Update ratio)
   int max_modules = 200;                      // module columns of Gradients and Update ratio
   std::int64_t max_activation_rows = 100000;  // rows of Activations
+  // Series of the Gradients and Update ratio charts: the modules with the largest value over the
+  // run (a non-finite value ranks first: that is where a run went wrong); more lines are a tangle.
+  int chart_modules = 8;
 };
 
 class XlsxSink : public Sink {

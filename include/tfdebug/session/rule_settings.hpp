@@ -47,6 +47,7 @@ enum class Range : std::uint8_t {
 struct SettingKey {
   enum class Kind : std::uint8_t { flag, integer, real };
   std::string name;
+  std::vector<std::string> aliases;  // older names a file may still use (read, never written)
   Kind kind = Kind::flag;
   std::int64_t min = 0;  // integers: the values accepted from a file
   std::int64_t max = 0;
@@ -72,6 +73,11 @@ class RuleKeys {
   }
   RuleKeys& real(std::string name, double S::*member, Range range = Range::any) {
     return add(std::move(name), SettingKey::Kind::real, 0, 0, range, member);
+  }
+  // Another name a configuration file may give the key just added: its name before a rename.
+  RuleKeys& alias(std::string old_name) {
+    keys_.back().aliases.push_back(std::move(old_name));
+    return *this;
   }
   // A condition across keys, checked by RunConfig::validate: throw tfdebug::Error naming the key.
   RuleKeys& check(std::function<void(const S&)> condition) {

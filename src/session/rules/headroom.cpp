@@ -32,20 +32,20 @@ class Headroom final : public Rule {
     if (!s.target || s.finite() == 0) return;
     const TargetFit& t = *s.target;
     const std::string target = std::string(dtype_name(t.dtype));
-    if (t.headroom >= rule_.overflow_headroom) {
+    if (t.range_used >= rule_.overflow_range_used) {
       Finding f = make_finding("headroom_overflow", Severity::warning, o.step, o.phase, o.module, o.op);
       f.message = where(o.module, o.op) + " " + std::string(role_name(o.role)) + " reaches " +
-                  num(s.abs_max) + " = " + num(t.headroom) + " of " + target + "'s largest value" +
+                  num(s.abs_max) + " = " + num(t.range_used) + " of " + target + "'s largest value" +
                   (t.overflow > 0 ? " (" + std::to_string(t.overflow) + " values overflow)" : "") +
                   at_step(o.phase, o.step);
       f.suggestion =
           "keep this op in f32 under autocast, rescale its input (normalise, smaller "
           "init), or use bf16's wider range";
       f.evidence = {{"abs_max", s.abs_max},
-                    {"headroom", t.headroom},
+                    {"range_used", t.range_used},
                     {"overflow", t.overflow},
                     {"overflow_fraction", t.overflow_fraction}};
-      f.magnitude = t.headroom;
+      f.magnitude = t.range_used;
       out.emit(std::move(f));
     }
     const bool underflows = t.underflow_fraction >= rule_.underflow_fraction && t.underflow > 0;
