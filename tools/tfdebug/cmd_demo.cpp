@@ -13,6 +13,7 @@
 #include "demo_profile.hpp"
 #include "terminal.hpp"
 #include "tfdebug/core/error.hpp"
+#include "tfdebug/export/html_report.hpp"
 #include "tfdebug/export/metrics_files.hpp"
 #include "tfdebug/export/mlflow_sink.hpp"
 #include "tfdebug/export/run_plots.hpp"
@@ -37,6 +38,7 @@ struct DemoOptions {
   std::int64_t trace_window = 0, trace_window_after = 1;  // the session with a step-windowed op trace
   std::string tensorboard, mlflow, xlsx;  // sinks of the run's metrics and findings (docs/exports.md)
   std::string plots;                      // pictures of the run, drawn from --out when it ends
+  std::string html;                       // the run's self-contained page, written when it ends
 };
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -68,6 +70,8 @@ int run_demo(const DemoOptions& options) {
   if (config.steps < 1) throw Error("--steps: expected at least 1");
   if (!options.plots.empty() && (options.out.empty() || options.profile))
     throw Error("--plots needs --out DIR (the pictures are drawn from its metrics.jsonl) and no --profile");
+  if (!options.html.empty() && (options.out.empty() || options.profile))
+    throw Error("--html needs --out DIR (the page is written from its report.json) and no --profile");
   if (options.trace_window != 0 && (options.profile || options.out.empty()))
     throw Error("--trace-window needs --out DIR and cannot be combined with --profile");
   demo::DemoTrainer trainer(config);
@@ -110,6 +114,10 @@ int run_demo(const DemoOptions& options) {
   const RunSummary summary = session.finish();
   std::printf("copy accuracy on a fresh batch: %.2f\n", trainer.evaluate());
   if (!options.out.empty()) std::printf("run directory: %s (report.json)\n", options.out.c_str());
+  if (!options.html.empty()) {
+    const HtmlReportWritten page = write_run_html(options.out, options.html);
+    std::printf("wrote %s (%ju KB)\n", options.html.c_str(), page.bytes / 1024);
+  }
   if (!options.plots.empty()) {
     const RunPlots plots = write_run_plots(options.out, options.plots);
     std::printf("plots: %zu pictures in %s\n", plots.files.size(), options.plots.c_str());
@@ -138,6 +146,9 @@ void register_demo(CLI::App& app, int& exit_code) {
   cmd->add_option(
       "--tensorboard", options->tensorboard,
       "Also write the run's metrics, histograms and findings as a TensorBoard run in this folder");
+  cmd->add_option(
+      "--html", options->html,
+      "When the run ends, write its self-contained HTML report here (docs/html-report.md); needs --out");
   cmd->add_option("--plots", options->plots,
                   "When the run ends, draw it into this folder (loss, per-module gradient health over steps; "
                   "docs/visualization.md); needs --out");
