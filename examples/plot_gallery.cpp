@@ -19,7 +19,8 @@ int main(int argc, char** argv) {
   constexpr int kImages = 1797, kPixels = 64;
   std::vector<float> digits(kImages * kPixels);
   std::ifstream in(argv[1], std::ios::binary);
-  if (!in.read(reinterpret_cast<char*>(digits.data()), static_cast<std::streamsize>(digits.size() * sizeof(float)))) {
+  if (!in.read(reinterpret_cast<char*>(digits.data()),
+               static_cast<std::streamsize>(digits.size() * sizeof(float)))) {
     std::fprintf(stderr, "%s: expected %d x %d float32 values\n", argv[1], kImages, kPixels);
     return 2;
   }

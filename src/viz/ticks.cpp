@@ -123,10 +123,12 @@ Ticks log_ticks(double lo, double hi, int target) {
       if (((e % every) + every) % every == 0) exponents.push_back(e);
     }
     // One notation on an axis: "100, 1000, 1e4" reads worse than "1e2, 1e3, 1e4".
-    const bool exponent_form = std::any_of(exponents.begin(), exponents.end(), [](int e) { return e < -2 || e > 3; });
+    const bool exponent_form =
+        std::any_of(exponents.begin(), exponents.end(), [](int e) { return e < -2 || e > 3; });
     for (int e : exponents) {
       ticks.values.push_back(std::pow(10.0, e));
-      ticks.labels.push_back(exponent_form ? (e == 0 ? std::string("1") : "1e" + std::to_string(e)) : decade_label(e));
+      ticks.labels.push_back(exponent_form ? (e == 0 ? std::string("1") : "1e" + std::to_string(e))
+                                           : decade_label(e));
     }
     if (ticks.values.size() >= 2) return ticks;
     ticks = {};

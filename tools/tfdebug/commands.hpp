@@ -21,9 +21,9 @@ void register_demo(CLI::App& app, int& exit_code);  // cmd_demo.cpp, built with 
 #endif
 void register_trace(CLI::App& app, int& exit_code);
 void register_regress(CLI::App& app, int& exit_code);
-void register_report(CLI::App& app, int& exit_code);  // cmd_report.cpp
-void register_plot(CLI::App& app, int& exit_code);    // cmd_plot.cpp
-void register_top(CLI::App& app, int& exit_code);     // cmd_top.cpp
+void register_report(CLI::App& app, int& exit_code);   // cmd_report.cpp
+void register_plot(CLI::App& app, int& exit_code);     // cmd_plot.cpp
+void register_top(CLI::App& app, int& exit_code);      // cmd_top.cpp
 void register_heatmap(CLI::App& app, int& exit_code);  // cmd_heatmap.cpp
 void register_animate(CLI::App& app, int& exit_code);  // cmd_animate.cpp
 
