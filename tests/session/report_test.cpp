@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "session_test_util.hpp"
+#include "tfdebug/core/terminal_text.hpp"
 #include "tfdebug/session/console_sink.hpp"
 
 namespace tfdebug {
@@ -105,6 +106,46 @@ TEST(Report, ConsoleSinkPrintsEachFindingAndASummary) {
       << text;
   EXPECT_NE(text.find("1 step, 1 observation: 1 error, 0 warnings, 0 info"), std::string::npos) << text;
   EXPECT_EQ(text.find("\033["), std::string::npos);  // not a terminal: no colour
+}
+
+// Note [Terminal width]: at 60 columns every line fits: the message and the suggestion wrap at
+// spaces, the long module name is elided in the middle; without a width nothing is cut.
+TEST(Report, ConsoleSinkFitsTheWidthItIsGiven) {
+  const std::string module = "encoder.layers.11.self_attention.output_projection.dense";
+  const auto print = [&](std::optional<std::size_t> columns) {
+    char* buffer = nullptr;
+    std::size_t size = 0;
+    FILE* memory = open_memstream(&buffer, &size);
+    {
+      Session session(testing::quiet_config());
+      session.add_sink(std::make_shared<ConsoleSink>(memory, false, columns));
+      session.begin_step(3);
+      session.observe(output(3, module, "log", {std::nanf("")}, {}, true));
+      session.end_step(3, std::nullopt);
+      session.finish();
+    }
+    std::fclose(memory);
+    std::string text(buffer, size);
+    std::free(buffer);
+    return text;
+  };
+  const std::string narrow = print(60);
+  std::size_t lines = 0;
+  for (std::size_t start = 0; start < narrow.size();) {
+    const std::size_t end = narrow.find('\n', start);
+    const std::string line = narrow.substr(start, end - start);
+    EXPECT_LE(display_width(line), 60U) << line;
+    ++lines;
+    start = end + 1;
+  }
+  EXPECT_GE(lines, 5U) << narrow;  // the finding wrapped, the summary, its row, "try:" wrapped
+  EXPECT_NE(narrow.find("encoder.lay"), std::string::npos) << narrow;
+  EXPECT_NE(narrow.find("…"), std::string::npos) << narrow;
+  EXPECT_NE(narrow.find("(1 step)"), std::string::npos) << narrow;
+
+  const std::string whole = print(0);
+  EXPECT_NE(whole.find(module + " / log  (1 step)"), std::string::npos) << whole;
+  EXPECT_EQ(whole.find("…"), std::string::npos) << whole;
 }
 
 }  // namespace

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tfdebug/core/terminal_text.hpp"
+
 namespace tfdebug::cli {
 
 // The global --color option: auto (the default), always, never.
@@ -26,20 +28,11 @@ bool use_colour(std::FILE* stream);
 // not "dumb". Progress bars are drawn only there, whatever --color says.
 bool interactive(std::FILE* stream);
 
-// Note [Terminal width]: the columns text written to `stream` may take. COLUMNS, when set to a
-// positive number, wins (a script or test asks for a width); otherwise a terminal's own width
-// (TIOCGWINSZ), 80 when it reports none; otherwise 0, meaning unlimited: output that goes to a
-// file or a pipe keeps every name whole, for grep and awk.
-std::size_t terminal_columns(std::FILE* stream);
-
-// `text` in at most `columns` columns: when longer, its start and its end with "…" between
-// ("blocks.0…attn.q.weight"), the end getting the odd column (a tensor's name ends in what it
-// is). columns 0 leaves the text whole.
-std::string elide_middle(const std::string& text, std::size_t columns);
-
-// `text` cut into lines of at most `columns` columns at spaces (a word longer than a line stays
-// whole); columns 0 gives one line. Each line after the first starts with `indent` spaces.
-std::vector<std::string> wrap_words(const std::string& text, std::size_t columns, std::size_t indent);
+// Text that fits the terminal (tfdebug/core/terminal_text.hpp), shared with the ConsoleSink.
+using tfdebug::display_width;
+using tfdebug::elide_middle;
+using tfdebug::terminal_columns;
+using tfdebug::wrap_words;
 
 // "1 error", "2 errors", "1,024 tensors": the count with thousands separators and the noun
 // that agrees with it. Pass `many` for irregular nouns; "info" (a severity's name) does not
@@ -62,9 +55,6 @@ std::string format_count(std::int64_t value);
 
 // A duration given in nanoseconds with a unit that suits it: "12.35 ns", "1.197 ms", "2.000 s".
 std::string format_duration(double ns);
-
-// Columns a string takes on a terminal (UTF-8 code points; no wide characters are used).
-std::size_t display_width(const std::string& text);
 
 // A table with a header: text columns left-aligned, number columns right-aligned, each as wide
 // as its widest cell. When the rows are wider than `columns` (terminal_columns), the one
