@@ -18,27 +18,6 @@ namespace {
 // Values of a block-quantised tensor decoded this many blocks at a time (never all of them).
 constexpr std::int64_t kDecodeBlocks = 4096;
 
-std::vector<double> histogram_counts(const io::NamedTensor& t, int bins, double lo, double hi) {
-  std::vector<double> counts(static_cast<std::size_t>(bins), 0.0);
-  auto add = [&](const Histogram& h) {
-    for (std::size_t i = 0; i < h.counts.size(); ++i) counts[i] += static_cast<double>(h.counts[i]);
-  };
-  if (!t.quantized) {
-    add(histogram_fixed(t.view, bins, lo, hi));
-    return counts;
-  }
-  const QuantizedView& q = *t.quantized;
-  const BlockFormatInfo& info = block_format_info(q.format);
-  std::vector<float> values(static_cast<std::size_t>(kDecodeBlocks * info.block_elements));
-  for (std::int64_t block = 0; block < q.blocks(); block += kDecodeBlocks) {
-    const std::int64_t n = std::min(kDecodeBlocks, q.blocks() - block);
-    dequantize(q.format, q.data + block * info.block_bytes, n, values.data());
-    const std::int64_t elements = n * info.block_elements;
-    add(histogram_fixed(TensorView(values.data(), DType::f32, {elements}), bins, lo, hi));
-  }
-  return counts;
-}
-
 std::string nonfinite_note(const Stats& s) {
   std::string note;
   auto part = [&](std::int64_t n, const char* what) {
@@ -64,7 +43,7 @@ std::string short_name(const std::string& name, std::optional<int> layer) {
 
 std::string shape_text(const std::vector<std::int64_t>& shape) {
   std::string text;
-  for (std::size_t d = 0; d < shape.size(); ++d) text += (d ? "x" : "") + std::to_string(shape[d]);
+  for (std::size_t d = 0; d < shape.size(); ++d) text.append(d ? "x" : "").append(std::to_string(shape[d]));
   return text.empty() ? "scalar" : text;
 }
 
@@ -101,13 +80,9 @@ class Writer {
       h.y.title = "count";
       h.y.scale = viz::Scale::log;  // tails matter: a few outliers are invisible on a linear axis
       h.note = nonfinite_note(s);
-      double lo = s.min, hi = s.max;
-      if (lo == hi) {
-        lo -= lo == 0 ? 1 : std::fabs(lo) * 0.01;
-        hi += hi == 0 ? 1 : std::fabs(hi) * 0.01;
-      }
-      for (int i = 0; i <= options_.bins; ++i) h.edges.push_back(lo + (hi - lo) * i / options_.bins);
-      h.counts = histogram_counts(*found->second, options_.bins, lo, hi);
+      const Histogram counted = value_histogram(*found->second, s, options_.bins);
+      h.edges = counted.edges;
+      h.counts.assign(counted.counts.begin(), counted.counts.end());
       figure.panels.emplace_back(std::move(h));
       ++out.tensors_drawn;
     }
@@ -139,6 +114,41 @@ class Writer {
 };
 
 }  // namespace
+
+Histogram value_histogram(const io::NamedTensor& tensor, const Stats& stats, int bins) {
+  double lo = stats.min, hi = stats.max;
+  if (stats.finite() == 0) lo = hi = 0;
+  if (lo == hi) {
+    lo -= lo == 0 ? 1 : std::fabs(lo) * 0.01;
+    hi += hi == 0 ? 1 : std::fabs(hi) * 0.01;
+  }
+  Histogram out;
+  out.counts.assign(static_cast<std::size_t>(bins), 0);
+  auto add = [&](const Histogram& h) {
+    for (std::size_t i = 0; i < h.counts.size(); ++i) out.counts[i] += h.counts[i];
+    out.below += h.below;
+    out.above += h.above;
+    out.nan += h.nan;
+    out.pos_inf += h.pos_inf;
+    out.neg_inf += h.neg_inf;
+  };
+  if (!tensor.quantized) {
+    add(histogram_fixed(tensor.view, bins, lo, hi));
+  } else {
+    const QuantizedView& q = *tensor.quantized;
+    const BlockFormatInfo& info = block_format_info(q.format);
+    std::vector<float> values(static_cast<std::size_t>(kDecodeBlocks * info.block_elements));
+    for (std::int64_t block = 0; block < q.blocks(); block += kDecodeBlocks) {
+      const std::int64_t n = std::min(kDecodeBlocks, q.blocks() - block);
+      dequantize(q.format, q.data + block * info.block_bytes, n, values.data());
+      const std::int64_t elements = n * info.block_elements;
+      add(histogram_fixed(TensorView(values.data(), DType::f32, {elements}), bins, lo, hi));
+    }
+  }
+  // The edges as the bins were counted (histogram_fixed's own, from lo and hi).
+  for (int i = 0; i <= bins; ++i) out.edges.push_back(lo + (hi - lo) * i / bins);
+  return out;
+}
 
 InspectionPlots write_inspection_plots(const std::vector<std::filesystem::path>& paths,
                                        const inspect::Inspection& inspection,

@@ -221,4 +221,36 @@ assert e["fan_in"] == 64 and e["expected_std"] == 0.125 and 14 < e["ratio"] < 18
 assert f["collapsed.weight"]["ratio"] < 0.002
 PY
 
+# --histogram GLOB: every value binned (numpy.histogram's bins over [min, max]), NaN and Inf apart;
+# block-quantised tensors through their decoded values; bars that fit the terminal.
+"$tfdebug" inspect "$fx/model.safetensors" --histogram 'layers.0.*' --bins 7 --json >"$work/hist.json"
+"$tfdebug" inspect "$fx/quantized.gguf" --histogram 'quant.q[4-6]_k' --bins 9 --json >"$work/qhist.json"
+check "--histogram counts equal numpy.histogram's, for f32 with NaN/Inf and for K-quants" $py - "$work" "$fx" <<'PY'
+import json, sys, numpy as np
+work, fx = sys.argv[1], sys.argv[2]
+h = {x["name"]: x["histogram"] for x in json.load(open(f"{work}/hist.json"))["histograms"]}
+assert sorted(h) == ["layers.0.attn.q.weight", "layers.0.mlp.fc1.weight"], sorted(h)
+q = h["layers.0.attn.q.weight"]
+assert q["nan"] == 1 and q["pos_inf"] == 1 and sum(q["counts"]) == 62, q
+assert len(q["counts"]) == 7 and len(q["edges"]) == 8
+for kind in ["q4_k", "q5_k", "q6_k"]:
+    x = {y["name"]: y["histogram"] for y in json.load(open(f"{work}/qhist.json"))["histograms"]}["quant." + kind]
+    v = np.load(f"{fx}/gguf_expected/quant.{kind}.npy").astype(np.float64).ravel()
+    counts, edges = np.histogram(v, bins=9, range=(v.min(), v.max()))
+    assert x["counts"] == counts.tolist(), (kind, x["counts"], counts.tolist())
+    assert np.allclose(x["edges"], edges, rtol=0, atol=1e-12 * np.abs(v).max()), kind
+PY
+COLUMNS=64 "$tfdebug" inspect "$fx/model.safetensors" --histogram 'layers.0.attn.q.weight' --bins 6 >"$work/hist.txt"
+check "--histogram text: a title, six bars within 64 columns, the NaN and Inf named" $py - "$work/hist.txt" <<'PY'
+import sys
+lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+at = lines.index("layers.0.attn.q.weight  f32 [8,8]")
+bars = lines[at + 1:at + 7]
+assert all(l.startswith("  [") and "█" in l and len(l) <= 64 for l in bars), bars
+assert lines[at + 7] == "  not binned: 1 NaN, 1 +inf", lines[at + 7]
+PY
+"$tfdebug" inspect "$fx/model.safetensors" --histogram 'nothing.*' >/dev/null 2>"$work/hist.err"
+check "--histogram matching nothing: exit 2" test $? -eq 2
+check "... naming the glob" grep -q "histogram 'nothing.\*' matches none of the 9 tensor names" "$work/hist.err"
+
 finish inspect

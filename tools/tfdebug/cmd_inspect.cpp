@@ -1,6 +1,8 @@
 // tfdebug inspect PATH...: is this checkpoint healthy? One line per tensor, a per-layer summary,
 // and findings, each a named rule with severity, evidence and a suggestion (docs/inspect.md).
 // The inspection itself is tfdebug::inspect's; the files for other tools are tfdebug::export's.
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -15,11 +17,14 @@
 #include "json_output.hpp"
 #include "safe_text.hpp"
 #include "terminal.hpp"
+#include "terminal_size.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/export/html_report.hpp"
 #include "tfdebug/export/inspection_plots.hpp"
 #include "tfdebug/export/inspection_report.hpp"
 #include "tfdebug/inspect/inspection.hpp"
+#include "tfdebug/io/model_file.hpp"
+#include "tfdebug/viz/terminal_plot.hpp"
 
 namespace tfdebug::cli {
 namespace {
@@ -39,6 +44,8 @@ struct InspectArgs {
   std::size_t html_rows = HtmlReportOptions{}.max_tensor_rows;
   std::string plots;
   std::string plot_format = "png";
+  std::string histogram;  // a glob: the tensors whose histograms are printed
+  int bins = 24;
 };
 
 std::string shape_text(const std::vector<std::int64_t>& shape) {
@@ -103,10 +110,12 @@ std::string indented(const std::string& text, std::size_t by) {
 
 // report_json(inspection) as json_text writes it, one tensor at a time: the document of a
 // checkpoint with 200,000 tensors would take a gigabyte as one value.
-void print_report_json(const inspect::Inspection& inspection) {
-  const nlohmann::json head = report_json_head(inspection);
+void print_report_json(const inspect::Inspection& inspection, const nlohmann::json& histograms) {
+  nlohmann::json head = report_json_head(inspection);
+  if (!histograms.is_null()) head["histograms"] = histograms;
   std::string text = "{\n";
-  for (const char* key : {"files", "findings", "metadata"}) {  // json_text's order: keys sorted
+  for (const char* key : {"files", "findings", "histograms", "metadata"}) {  // json_text's order: sorted
+    if (!head.contains(key)) continue;
     text += std::string("  \"") + key + "\": " + indented(json_text(head[key]), 2) + ",\n";
   }
   text += "  \"tensors\": ";
@@ -228,6 +237,87 @@ void print_inspection_text(const inspect::Inspection& inspection) {
   }
 }
 
+// --histogram GLOB: the histogram of each tensor whose name matches, from every value of the
+// tensor (the files are read again; the table's sparkline is from a sample). At most
+// kMaxHistograms tensors, in file order.
+constexpr std::size_t kMaxHistograms = 16;
+struct TensorHistograms {
+  std::vector<std::pair<const inspect::TensorReport*, std::optional<Histogram>>>
+      shown;  // none: no finite value
+  std::size_t matched = 0;
+};
+
+TensorHistograms tensor_histograms(const InspectArgs& args, const inspect::Inspection& inspection) {
+  TensorHistograms out;
+  for (const inspect::TensorReport& r : inspection.tensors) {
+    if (::fnmatch(args.histogram.c_str(), r.name.c_str(), 0) != 0) continue;
+    if (++out.matched <= kMaxHistograms) out.shown.emplace_back(&r, std::nullopt);
+  }
+  if (out.matched == 0) {
+    throw Error("--histogram '" + args.histogram + "' matches none of the " +
+                std::to_string(inspection.tensors.size()) +
+                " tensor names (a glob: * any text, ? one character, [..] a set)");
+  }
+  std::vector<io::ModelFile> files;
+  std::map<std::string, const io::NamedTensor*> by_name;
+  for (const std::string& path : args.paths) {
+    files.push_back(io::ModelFile::open(path));
+    for (const io::NamedTensor& t : files.back().tensors()) by_name.emplace(t.name, &t);
+  }
+  for (auto& [report, histogram] : out.shown) {
+    const auto found = by_name.find(report->name);
+    if (found != by_name.end() && report->stats.finite() > 0)
+      histogram = value_histogram(*found->second, report->stats, args.bins);
+  }
+  return out;
+}
+
+nlohmann::json histograms_json(const TensorHistograms& histograms) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [report, histogram] : histograms.shown) {
+    out.push_back(
+        {{"name", report->name}, {"histogram", histogram ? to_json(*histogram) : nlohmann::json(nullptr)}});
+  }
+  return out;
+}
+
+void print_histograms(const InspectArgs& args, const TensorHistograms& histograms) {
+  const bool colour = use_colour(stdout);
+  viz::TerminalOptions bars;
+  bars.width = std::max(20, terminal_size(stdout).columns - 2);  // indented by two
+  bars.height = args.bins;
+  bars.glyphs = viz::terminal_glyphs_from_environment();
+  bars.colour = colour;
+  for (const auto& [report, histogram] : histograms.shown) {
+    const std::string title =
+        terminal_safe(report->name) + "  " + terminal_safe(report->dtype) + " " + shape_text(report->shape);
+    std::printf("\n%s\n", paint(title, Tone::bold, colour).c_str());
+    if (!histogram) {
+      std::printf("  %s\n", report->stats.count == 0 ? "no values" : "no finite value");
+      continue;
+    }
+    const Histogram& h = *histogram;
+    for (const std::string& line : viz::render_terminal_histogram(h.edges, h.counts, bars))
+      std::printf("  %s\n", line.c_str());
+    std::string apart;
+    const auto part = [&](std::int64_t n, const char* what) {
+      if (n == 0) return;
+      apart.append(apart.empty() ? "" : ", ").append(format_count(n)).append(" ").append(what);
+    };
+    part(h.nan, "NaN");
+    part(h.pos_inf, "+inf");
+    part(h.neg_inf, "-inf");
+    if (!apart.empty()) std::printf("  %s\n", paint("not binned: " + apart, Tone::bad, colour).c_str());
+  }
+  if (histograms.matched > histograms.shown.size()) {
+    std::string more =
+        plural(static_cast<std::int64_t>(histograms.matched - histograms.shown.size()), "more tensor");
+    more.append(" matched --histogram '").append(terminal_safe(args.histogram));
+    more.append("' (the first ").append(std::to_string(kMaxHistograms)).append(" are shown)");
+    std::printf("\n%s\n", paint(more, Tone::dim, colour).c_str());
+  }
+}
+
 int run_inspect(const InspectArgs& args) {
   constexpr int kMaxThreads = 1024;  // more only cost: the work is split over the cores there are
   if (args.threads < 0 || args.threads > kMaxThreads) {
@@ -271,10 +361,13 @@ int run_inspect(const InspectArgs& args) {
 
   // Built only for the outputs that hold it: for 200,000 tensors it is most of inspect's time.
   const nlohmann::json report = !args.mlflow.empty() ? report_json(inspection) : nlohmann::json();
+  TensorHistograms histograms;
+  if (!args.histogram.empty()) histograms = tensor_histograms(args, inspection);
   if (args.json) {
-    print_report_json(inspection);
+    print_report_json(inspection, args.histogram.empty() ? nlohmann::json() : histograms_json(histograms));
   } else {
     print_inspection_text(inspection);
+    if (!args.histogram.empty()) print_histograms(args, histograms);
   }
   if (!args.xlsx.empty()) write_inspection_xlsx(args.xlsx, inspection);
   if (!args.csv.empty()) write_inspection_csv(args.csv, inspection);
@@ -346,6 +439,13 @@ void register_inspect(CLI::App& app, int& exit_code) {
   cmd->add_option("--plot-format", args->plot_format, "Pictures of --plots as png, svg or pdf")
       ->check(CLI::IsMember({"png", "svg", "pdf"}))
       ->capture_default_str();
+  cmd->add_option("--histogram", args->histogram,
+                  "Also print the histogram of each tensor whose name matches this glob (at most 16), "
+                  "as bars at the terminal's width")
+      ->type_name("GLOB");
+  cmd->add_option("--bins", args->bins, "Bins of --histogram")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 200));
   cmd->callback([args, &exit_code] { exit_code = run_inspect(*args); });
 }
 

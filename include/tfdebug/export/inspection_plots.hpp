@@ -21,7 +21,10 @@
 #include <string>
 #include <vector>
 
+#include "tfdebug/core/histogram.hpp"
+#include "tfdebug/core/stats.hpp"
 #include "tfdebug/inspect/inspection.hpp"
+#include "tfdebug/io/model_file.hpp"
 #include "tfdebug/viz/plot.hpp"
 
 namespace tfdebug {
@@ -48,5 +51,12 @@ InspectionPlots write_inspection_plots(const std::vector<std::filesystem::path>&
                                        const inspect::Inspection& inspection,
                                        const std::filesystem::path& dir,
                                        const InspectionPlotOptions& options = {});
+
+// The histogram of one tensor's values, what each panel of --plots draws and what
+// `inspect --histogram` prints: `bins` equal bins over the finite [stats.min, stats.max] (1% either
+// side of the value when they are equal, [-1, 1] around zero or when nothing is finite), NaN and
+// infinities counted apart. A block-quantised tensor is decoded a few thousand blocks at a time.
+// tfdebug::Error when bins < 1.
+Histogram value_histogram(const io::NamedTensor& tensor, const Stats& stats, int bins);
 
 }  // namespace tfdebug
