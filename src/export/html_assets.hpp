@@ -11,6 +11,7 @@ std::string_view html_js_common();
 std::string_view html_js_charts();
 std::string_view html_js_table();
 std::string_view html_js_tree();
+std::string_view html_js_graph();
 std::string_view html_js_run();
 std::string_view html_js_checkpoint();
 

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tfdebug/core/model_graph.hpp"
 #include "tfdebug/session/finding.hpp"
 
 namespace tfdebug::detail {
@@ -61,5 +62,9 @@ inline nlohmann::json html_finding(const Finding& f) {
 inline std::string html_dump(const nlohmann::json& doc) {
   return doc.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
 }
+
+// The model graph section's data (html_graph_data.cpp): the first `max_nodes` ops of `graph`,
+// each with its module, output type and the ops and weights it reads; `source` names the file.
+nlohmann::json html_graph(const ModelGraph& graph, const std::string& source, std::size_t max_nodes);
 
 }  // namespace tfdebug::detail

@@ -15,6 +15,7 @@
 #include "tfdebug/core/dtype.hpp"
 #include "tfdebug/core/quantized.hpp"
 #include "tfdebug/export/html_report.hpp"
+#include "tfdebug/io/model_file.hpp"
 #include "tfdebug/version.hpp"
 
 namespace tfdebug {
@@ -316,6 +317,18 @@ std::string inspection_report_data(const inspect::Inspection& inspection, const 
   double bytes = 0;
   for (const Totals& t : totals) bytes += t.bytes;
 
+  // An ONNX model's graph (the first ONNX file read; shards are not ONNX).
+  json graph = nullptr;
+  for (const inspect::ModelFileInfo& f : inspection.files) {
+    if (f.format != "onnx") continue;
+    const io::ModelFile file = io::ModelFile::open(f.path);
+    if (const ModelGraph* g = file.graph()) {
+      graph =
+          detail::html_graph(*g, std::filesystem::path(f.path).filename().string(), options.max_graph_nodes);
+      break;
+    }
+  }
+
   const json doc = {{"kind", "checkpoint"},
                     {"generator", "tfdebug " TFDEBUG_VERSION_STRING},
                     {"files", files},
@@ -333,7 +346,8 @@ std::string inspection_report_data(const inspect::Inspection& inspection, const 
                     {"findings", findings},
                     {"layers", layers},
                     {"metadata", metadata},
-                    {"metadata_total", inspection.metadata.size()}};
+                    {"metadata_total", inspection.metadata.size()},
+                    {"graph", graph}};
   w.tensor_rows = rows.size();
   w.tree_nodes = emitted;
   return detail::html_dump(doc);

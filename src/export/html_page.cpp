@@ -130,7 +130,7 @@ std::string html_page(std::string_view kind, std::string_view title, std::string
   page += "</script>\n<script>\n";
   for (const std::string_view script :
        {detail::html_js_common(), detail::html_js_charts(), detail::html_js_table(), detail::html_js_tree(),
-        detail::html_js_run(), detail::html_js_checkpoint()}) {
+        detail::html_js_graph(), detail::html_js_run(), detail::html_js_checkpoint()}) {
     page += inline_text(script);
     page += "\n";
   }

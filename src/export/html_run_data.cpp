@@ -17,6 +17,7 @@
 #include "tfdebug/core/read_file.hpp"
 #include "tfdebug/export/html_report.hpp"
 #include "tfdebug/export/metrics_files.hpp"
+#include "tfdebug/io/model_file.hpp"
 #include "tfdebug/session/run_report.hpp"
 #include "tfdebug/version.hpp"
 
@@ -376,7 +377,8 @@ std::string run_report_data(const std::filesystem::path& run_dir, const HtmlRepo
               {"spectral", spectral},
               {"metrics", nullptr},
               {"flight", nullptr},
-              {"profile", nullptr}};
+              {"profile", nullptr},
+              {"graph", nullptr}};
   const std::filesystem::path metrics = run_dir / "metrics.jsonl";
   if (std::filesystem::exists(metrics, ec)) doc["metrics"] = metrics_data(metrics, s, options, w);
   // report.json names the dump by its file name; a live run wrote it into the run directory.
@@ -386,6 +388,13 @@ std::string run_report_data(const std::filesystem::path& run_dir, const HtmlRepo
   }
   const std::filesystem::path profile = run_dir / "profile.json";
   if (std::filesystem::exists(profile, ec)) doc["profile"] = profile_data(profile);
+  // The model's graph, when the run saved one (tfdebug demo --out writes model.onnx).
+  const std::filesystem::path model = run_dir / "model.onnx";
+  if (std::filesystem::exists(model, ec)) {
+    const io::ModelFile file = io::ModelFile::open(model.string());
+    if (const ModelGraph* graph = file.graph())
+      doc["graph"] = detail::html_graph(*graph, "model.onnx", options.max_graph_nodes);
+  }
   return detail::html_dump(doc);
 }
 

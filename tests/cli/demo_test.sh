@@ -52,6 +52,19 @@ assert not any(f["module"] in ("tok", "pos") for f in init), init  # embeddings 
 PY
 check "the flight recorder kept the window around the first error" test -s "$work/log/flight_recorder.json"
 check "the console names the producing op" grep -q "error \[nonfinite\] aten::log in blocks.1.mlp" "$work/log.txt"
+# The trained model's graph beside the run (the HTML report draws it; Netron opens it): a valid
+# ONNX model whose weights are the demo's parameters, its ops in the demo's modules.
+check "the run directory holds the model's graph as model.onnx, with its weights" $py - "$work/none/model.onnx" <<'PY'
+import sys, numpy as np, onnx
+from onnx import numpy_helper
+m = onnx.load(sys.argv[1])
+onnx.checker.check_model(m)
+w = {t.name: numpy_helper.to_array(t) for t in m.graph.initializer}
+assert sum(v.size for v in w.values()) == 18704, sum(v.size for v in w.values())  # the demo's parameters
+assert w["blocks.0.mlp.fc1.weight"].shape == (64, 32) and np.isfinite(w["blocks.0.mlp.fc1.weight"]).all()
+names = [n.name for n in m.graph.node]
+assert any(n.startswith("blocks.1/mlp/fc1/") for n in names), names[:10]
+PY
 # --plots: the run drawn from its own run directory when it ends; fc1 of blocks.0 is dead from
 # the start (fault dead), so the dead-units heatmap has a yellow (dead fraction 1) row.
 require ffmpeg

@@ -49,6 +49,15 @@ check "the big page embeds 2,000 of 100,002 rows" grep -q "; 2,000 of 100,002 te
 check "inspect --json --html keeps stdout JSON" /usr/bin/python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$work/small.json"
 check "inspect --json --html reports the page on stderr" grep -q "^wrote $work/small2.html" "$work/small.err"
 
+# The model graph: an ONNX checkpoint's page, and a run directory that holds model.onnx.
+/usr/bin/python3 "$here/make_graph_model.py" "$work/graph.onnx" || { echo "FAIL: make_graph_model.py"; exit 1; }
+"$tfdebug" inspect "$work/graph.onnx" --html "$work/graph.html" >/dev/null
+check "inspect --html of an ONNX model exits 0" test $? -eq 0
+cp -r "$work/run" "$work/run_graph"
+cp "$work/graph.onnx" "$work/run_graph/model.onnx"
+"$tfdebug" report "$work/run_graph" -o "$work/run_graph.html" >/dev/null
+check "report -o of a run with model.onnx exits 1 (its errors)" test $? -eq 1
+
 # Bad input: one line, exit 2.
 "$tfdebug" report "$work/nowhere" -o "$work/x.html" 2>"$work/err.txt"
 check "a missing run directory exits 2" test $? -eq 2

@@ -5,7 +5,7 @@
 //
 // WORK_DIR holds run.html (tests/export/write_html_run.cpp's run), killed.html (a run killed
 // after step 7), small.html and big.html (tests/html/make_checkpoints.py) and
-// small.expected.json. Each page must load with no console message, no page error, no dialog and
+// small.expected.json; graph.html and run_graph.html (tests/html/make_graph_model.py's model). Each page must load with no console message, no page error, no dialog and
 // no request but the file itself; then each page's behaviour is checked with exact values.
 // With SCREENSHOT_DIR, the screenshots of docs/html-report.md are written there.
 "use strict";
@@ -233,6 +233,39 @@ async function bigPage(browser) {
   await page.close();
 }
 
+// graph.html (inspect of tests/html/make_graph_model.py's ONNX model) and run_graph.html (a run
+// directory holding that model as model.onnx): the model graph section, ops by module.
+async function graphPages(browser) {
+  const { page, problems } = await open(browser, "graph.html");
+  check("graph: no console message, error, dialog or request", problems.length === 0, problems);
+  await sections(page, ["summary", "findings", "model", "layers", "tensors", "graph", "metadata"], "graph");
+  const lead = await text(page, "#graph .lead");
+  check("graph: the lead counts the ops and names the file", lead.startsWith("13 ops from graph.onnx (written by make_graph_model.py)"), lead);
+  const tree = page.locator("#graph .tree");
+  const row = (p) => tree.locator(`.row[data-path="${p}"]`);
+  const cells = async (p) => (await row(p).locator("div").allTextContents()).map((t) => t.trim());
+  check("graph: the whole model has 13 ops, blocks 12", (await cells(""))[1] === "13" && (await cells("blocks"))[1] === "12");
+  check("graph: block 0 is closed at first", (await row("blocks.0.fc1").count()) === 0);
+  await row("blocks.0").locator(".name").click();
+  const matmul = await cells("blocks.0.fc1.#0 MatMul");
+  check("graph: opening block 0 shows fc1's MatMul, its output and what it reads",
+    JSON.stringify(matmul.slice(1)) === JSON.stringify(["", "f32[2,32]", "x, weight"]), matmul);
+  const residual = await cells("blocks.0.#5 Add");
+  check("graph: the residual Add reads the input and fc2's Add", residual[3] === "x, #4 Add", residual);
+  check("graph: a cut cell has its whole text as a tooltip",
+    (await row("blocks.0.#5 Add").locator(".monoc").nth(1).getAttribute("title")) === "x, #4 Add");
+  check("graph: the head's MatMul outputs y's type", (await cells("head.#12 MatMul"))[2] === "f32[2,4]");
+  if (shots) await pageShot(page, "#graph", path.join(shots, "html-report-graph.png"), 900);
+  await page.close();
+
+  const run = await open(browser, "run_graph.html");
+  check("run graph: no console message, error, dialog or request", run.problems.length === 0, run.problems);
+  await sections(run.page, ["summary", "findings", "metrics", "gradients", "activations", "flight", "profile", "model", "graph", "config"], "run graph");
+  const runLead = await text(run.page, "#graph .lead");
+  check("run graph: the run directory's model.onnx", runLead.startsWith("13 ops from model.onnx"), runLead);
+  await run.page.close();
+}
+
 (async () => {
   const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--headless", "--no-sandbox", "--disable-gpu"] });
   try {
@@ -240,6 +273,7 @@ async function bigPage(browser) {
     await killedPage(browser);
     await smallPage(browser);
     await bigPage(browser);
+    await graphPages(browser);
   } catch (e) {
     failed++;
     console.log("FAIL: " + e.stack);

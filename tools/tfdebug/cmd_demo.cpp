@@ -11,6 +11,7 @@
 #include "commands.hpp"
 #include "demo_model.hpp"
 #include "demo_profile.hpp"
+#include "graph_demo.hpp"
 #include "terminal.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/export/html_report.hpp"
@@ -113,7 +114,13 @@ int run_demo(const DemoOptions& options) {
   }
   const RunSummary summary = session.finish();
   std::printf("copy accuracy on a fresh batch: %.2f\n", trainer.evaluate());
-  if (!options.out.empty()) std::printf("run directory: %s (report.json)\n", options.out.c_str());
+  if (!options.out.empty()) {
+    // The trained model's graph beside the run's files: Netron opens it, the HTML report draws it.
+    const std::filesystem::path graph_path = std::filesystem::path(options.out) / "model.onnx";
+    write_demo_graph(demo_graph(trainer), graph_path.string());
+    std::printf("run directory: %s (report.json; model.onnx: the trained model's graph)\n",
+                options.out.c_str());
+  }
   if (!options.html.empty()) {
     const HtmlReportWritten page = write_run_html(options.out, options.html);
     std::printf("wrote %s (%ju KB)\n", options.html.c_str(), page.bytes / 1024);
@@ -141,8 +148,8 @@ void register_demo(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--tier", options->tier, "What tfdebug observes: watch or diagnose")->capture_default_str();
   cmd->add_option("--out", options->out,
-                  "Run directory: report.json, flight_recorder.json, metrics.jsonl and metrics.csv "
-                  "(with --profile: the trace and profile files)");
+                  "Run directory: report.json, flight_recorder.json, metrics.jsonl, metrics.csv and "
+                  "model.onnx, the trained model's graph (with --profile: the trace and profile files)");
   cmd->add_option(
       "--tensorboard", options->tensorboard,
       "Also write the run's metrics, histograms and findings as a TensorBoard run in this folder");

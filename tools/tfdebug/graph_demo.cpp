@@ -3,7 +3,11 @@
 
 #include <torch/nn/module.h>
 
+#include <map>
+#include <optional>
+
 #include "demo_model.hpp"
+#include "tfdebug/export/onnx_export.hpp"
 #include "tfdebug/torch/graph_trace.hpp"
 
 namespace tfdebug::cli {
@@ -13,6 +17,22 @@ DemoGraph demo_graph(std::int64_t steps) {
   config.steps = steps;
   demo::DemoTrainer trainer(config);
   for (std::int64_t step = 0; step < steps; ++step) (void)trainer.train_step();
+  return demo_graph(trainer);
+}
+
+void write_demo_graph(const DemoGraph& graph, const std::string& path) {
+  std::map<std::string, TensorView> weights;
+  for (const DemoWeight& w : graph.weights)
+    weights.emplace(w.name, TensorView(w.values.data(), DType::f32, w.shape));
+  OnnxWriteOptions options;
+  options.weights = [&](const std::string& name) -> std::optional<TensorView> {
+    const auto found = weights.find(name);
+    return found == weights.end() ? std::nullopt : std::optional(found->second);
+  };
+  write_onnx_model(graph.graph, path, options);
+}
+
+DemoGraph demo_graph(demo::DemoTrainer& trainer) {
   DemoGraph out;
   out.graph = torch::trace_graph(trainer.model(), trainer.forward_pass());
   for (const auto& p : trainer.model().named_parameters(/*recurse=*/true)) {

@@ -9,6 +9,10 @@
 
 #include "tfdebug/core/model_graph.hpp"
 
+namespace tfdebug::demo {
+class DemoTrainer;
+}
+
 namespace tfdebug::cli {
 
 // A parameter's value, copied out of LibTorch as f32, row-major.
@@ -29,5 +33,12 @@ struct DemoGraph {
 
 // Trains the demo model `steps` steps (0: as initialised), then traces one forward pass.
 DemoGraph demo_graph(std::int64_t steps);
+
+// The graph of `trainer`'s model as it is now: one forward pass traced, with the parameters.
+DemoGraph demo_graph(demo::DemoTrainer& trainer);
+
+// `graph` as an ONNX model with its weights (Netron shows the values), for a run directory:
+// `tfdebug demo --out DIR` writes DIR/model.onnx, which the run's HTML report draws.
+void write_demo_graph(const DemoGraph& graph, const std::string& path);
 
 }  // namespace tfdebug::cli

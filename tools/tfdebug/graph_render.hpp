@@ -22,6 +22,8 @@ std::string graph_dot(const ModelGraph& graph, const DotOptions& options);
 nlohmann::json graph_json(const ModelGraph& graph);
 
 // "f32[2,8,32]": a value's ONNX element type as tfdebug's dtype name, and its shape.
-std::string value_text(const GraphValue& value);
+inline std::string value_text(const GraphValue& value) {
+  return graph_value_text(value);
+}
 
 }  // namespace tfdebug::cli

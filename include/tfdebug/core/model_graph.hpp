@@ -77,6 +77,10 @@ struct ModelGraph {
   std::int64_t subgraph_nodes = 0;  // nodes inside subgraphs, at any depth
 };
 
+// "f32[2,8,32]": a value's ONNX element type as tfdebug's dtype name ("?" when not given), and
+// its shape when known (a symbolic dimension by its name, an unknown one as "?").
+std::string graph_value_text(const GraphValue& value);
+
 // A node's module path: `module` when set, else the scopes of an ONNX node name written by
 // PyTorch's exporter ("/blocks.0/attn/MatMul" -> "blocks.0.attn").
 inline std::string module_of_node(const GraphNode& node) {
@@ -85,7 +89,7 @@ inline std::string module_of_node(const GraphNode& node) {
   const std::string& name = node.name;
   std::size_t start = name.starts_with("/") ? 1 : 0;
   for (std::size_t slash = name.find('/', start); slash != std::string::npos; slash = name.find('/', start)) {
-    if (slash > start) path += (path.empty() ? "" : ".") + name.substr(start, slash - start);
+    if (slash > start) path.append(path.empty() ? "" : ".").append(name, start, slash - start);
     start = slash + 1;
   }
   return path;

@@ -41,6 +41,9 @@ struct HtmlReportOptions {
   // Runs: ops of the flight recorder's chain shown around the op that made the first NaN/Inf.
   std::size_t chain_before = 24;
   std::size_t chain_after = 16;
+  // Both: ops of the model graph embedded (a run directory's model.onnx, an ONNX checkpoint's
+  // graph), in execution order; the page says how many more there are.
+  std::size_t max_graph_nodes = 3000;
 };
 
 // What a writer wrote.
@@ -53,8 +56,8 @@ struct HtmlReportWritten {
   std::size_t module_step_bucket = 1;  // runs: steps per point of the per-module series
 };
 
-// Reads RUN_DIR (report.json; metrics.jsonl, flight_recorder.json and profile.json when
-// present) and writes its page to `out` (through a temporary file and a rename). tfdebug::Error
+// Reads RUN_DIR (report.json; metrics.jsonl, flight_recorder.json, profile.json and model.onnx
+// when present) and writes its page to `out` (through a temporary file and a rename). tfdebug::Error
 // naming the file and what was expected for a missing or malformed input, or an unwritable out.
 HtmlReportWritten write_run_html(const std::filesystem::path& run_dir, const std::filesystem::path& out,
                                  const HtmlReportOptions& options = {});

@@ -107,6 +107,8 @@ TF.checkpointPage = function (d) {
   var mdsec = TF.section("metadata", "Metadata", "The files' metadata" + (d.metadata_total > d.metadata.length ? " (the first " + d.metadata.length + " of " + d.metadata_total + " entries)" : "") + ".");
   mdsec.node.appendChild(d.metadata.length ? TF.kv(d.metadata) : TF.el("p", { class: "empty", text: "The files hold no metadata." }));
 
-  TF.page(title, [summary, fsec, msec, lsec, tsec, mdsec]);
+  var graph = d.graph ? TF.graphSection(d.graph) : null;
+
+  TF.page(title, [summary, fsec, msec, lsec, tsec, graph && graph.section, mdsec]);
   TF.drawAll(charts);
 };

@@ -300,6 +300,16 @@ TF.runPage = function (d) {
     } });
   }
 
+  // The model graph, when the run directory holds model.onnx (tfdebug demo --out writes it).
+  var graph = null;
+  if (d.graph) {
+    graph = TF.graphSection(d.graph);
+    targets.push({ rank: 0, show: function (f) {
+      if (f.module) graph.reveal(f.module);
+      return null;
+    } });
+  }
+
   // Configuration.
   var csec = TF.section("config", "Configuration", "RunConfig::entries() as report.json holds them, and the run's spectral measurements.");
   csec.node.appendChild(TF.kv([["run directory", run.dir], ["written by", "tfdebug " + run.version]]));
@@ -312,7 +322,7 @@ TF.runPage = function (d) {
       { label: "spectral norm", num: true, fmt: TF.fmt }, { label: "stable rank", num: true, fmt: TF.fmt }], rows: d.spectral }).node);
   }
 
-  TF.page(run.dir, [summary, fsec, msec, gsec, asec, flsec, psec, modsec, csec]);
+  TF.page(run.dir, [summary, fsec, msec, gsec, asec, flsec, psec, modsec, graph && graph.section, csec]);
   TF.drawAll(charts);
 };
 

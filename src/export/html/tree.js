@@ -4,7 +4,7 @@
 // built when a node is first opened, so a large model costs only what is looked at.
 "use strict";
 
-// cols: [{label, num, get(node)}]; returns {node, reveal(path)} (reveal opens the path and
+// cols: [{label, num, mono, width, finding, get(node)}] (mono: code text, cut to the column); returns {node, reveal(path)} (reveal opens the path and
 // highlights its row).
 TF.moduleTree = function (root, cols, onTensor) {
   var box = TF.el("div", { class: "tree" });
@@ -38,7 +38,13 @@ TF.moduleTree = function (root, cols, onTensor) {
     if (node.r) nameCell.appendChild(TF.el("span", { class: "rep", text: "×" + TF.count(node.r) + " repeated" }));
     var row = TF.el("div", { class: "row", style: "grid-template-columns:" + template, "data-path": path }, nameCell);
     cols.forEach(function (c) {
-      row.appendChild(c.finding ? findingCell(node) : TF.el("div", { class: c.num ? "numc" : "", text: c.get(node) }));
+      if (c.finding) {
+        row.appendChild(findingCell(node));
+        return;
+      }
+      var cell = TF.el("div", { class: c.num ? "numc" : c.mono ? "monoc" : "", text: c.get(node) });
+      if (c.mono) cell.title = cell.textContent;  // cut to its column: the whole text on hover
+      row.appendChild(cell);
     });
     container.appendChild(row);
     var entry = { node: node, row: row, path: path, children: null };
