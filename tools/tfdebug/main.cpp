@@ -34,13 +34,13 @@ int command_index(int argc, char** argv) {
   return std::min(command, argc);
 }
 
-// Whether the command line is one of tfdebug-torch's: its subcommand is `demo`, or `graph` with
-// --demo.
+// Whether the command line is one of tfdebug-torch's: its subcommand is `demo` or `explain`, or
+// `graph` with --demo.
 bool needs_torch(int argc, char** argv) {
   const int command = command_index(argc, argv);
   if (command >= argc) return false;
   const std::string_view name = argv[command];
-  if (name == "demo") return true;
+  if (name == "demo" || name == "explain") return true;
   if (name != "graph") return false;
   for (int i = command + 1; i < argc; ++i) {
     if (std::string_view(argv[i]) == "--demo") return true;
@@ -89,6 +89,9 @@ int main(int argc, char** argv) {
     // Listed for --help; the command line itself goes to tfdebug-torch (needs_torch).
     app.add_subcommand(
         "demo", "Train a small transformer with a planted fault and watch tfdebug diagnose it (LibTorch)");
+    app.add_subcommand(
+        "explain",
+        "Why did the model give this output? Attributions of one input (LibTorch; docs/interpretability.md)");
 #endif
     tfdebug::cli::register_trace(app, exit_code);
     tfdebug::cli::register_regress(app, exit_code);

@@ -1,5 +1,6 @@
 // tfdebug-torch: the tfdebug commands that load LibTorch (Note [Two executables] in main.cpp).
-// `tfdebug demo ...` and `tfdebug graph --demo ...` exec this program with their arguments.
+// `tfdebug demo ...`, `tfdebug explain ...` and `tfdebug graph --demo ...` exec this program with
+// their arguments.
 #include <cstdio>
 
 #include "cli_main.hpp"
@@ -12,6 +13,7 @@ int main(int argc, char** argv) {
     int exit_code = 0;
     tfdebug::cli::register_demo(app, exit_code);
     tfdebug::cli::register_graph(app, exit_code);
+    tfdebug::cli::register_explain(app, exit_code);
     return tfdebug::cli::run_cli(app, argc, argv, exit_code);
   } catch (...) {
     std::fputs("tfdebug: unexpected failure\n", stderr);

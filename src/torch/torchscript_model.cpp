@@ -1,0 +1,35 @@
+// load_torchscript (interpret_model.hpp): a TorchScript file as a TorchModel. Apart from
+// interpret_model.cpp because torch/script.h is what clang-tidy cannot parse (scripts/lint.sh).
+#include <torch/script.h>
+
+#include <memory>
+#include <string>
+
+#include "tfdebug/core/error.hpp"
+#include "tfdebug/torch/interpret_model.hpp"
+
+namespace tfdebug::torch {
+
+TorchModel load_torchscript(const std::string& path, std::vector<std::int64_t> input_shape) {
+  std::shared_ptr<::torch::jit::Module> module;
+  try {
+    module = std::make_shared<::torch::jit::Module>(::torch::jit::load(path, at::Device(at::kCPU)));
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    if (const auto cut = what.find('\n'); cut != std::string::npos) what.resize(cut);
+    throw Error(path +
+                ": not a TorchScript file torch::jit::load can read (save one with "
+                "torch.jit.script(model).save(path)): " +
+                what);
+  }
+  module->eval();
+  try {
+    // The function owns the module.
+    return TorchModel([module](const at::Tensor& batch) { return module->forward({batch}).toTensor(); },
+                      std::move(input_shape));
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
+}
+
+}  // namespace tfdebug::torch

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# `tfdebug explain` end to end (docs/interpretability.md) on a real model: an MLP trained on iris
+# by python3-torch and saved as TorchScript (tests/interpret/make_iris_model.py), whose
+# attributions the script also computes on its own — autograd with numpy's Gauss-Legendre nodes
+# for Integrated Gradients, an enumeration of coalitions for the Shapley values. tfdebug's JSON
+# must agree; the text shows the top features; bad input is one line and exit 2.
+set -u
+tfdebug="$1"
+here="$(dirname "$0")"
+source "$here/../cli/harness.sh"
+require_python torch
+
+$py "$here/make_iris_model.py" "$work" || { echo "FAIL: make_iris_model.py"; exit 1; }
+m="$work/iris_mlp.pt"
+explain() { "$tfdebug" explain --model "$m" "$@"; }
+
+for method in integrated-gradients gradient-x-input shap-exact kernel-shap shap-permutation; do
+  explain --input "$work/x.npy" --background "$work/background.npy" --method $method --json >"$work/$method.json"
+  check "explain --method $method --json exits 0" test $? -eq 0
+done
+explain --input "$work/x.csv" --background "$work/background.csv" --method kernel-shap --json >"$work/csv.json"
+explain --input "$work/x.npy" --method integrated-gradients --max-batch 7 --json >"$work/ig7.json"
+explain --input "$work/x.npy" --method smoothgrad --stdev 0.2 --samples 40 --seed 3 --json >"$work/sg1.json"
+explain --input "$work/x.npy" --method smoothgrad --stdev 0.2 --samples 40 --seed 3 --json >"$work/sg2.json"
+explain --input "$work/x.npy" --background "$work/background.npy" --method expected-gradients --samples 4000 --json \
+  >"$work/eg.json"
+check "the JSON agrees with PyTorch autograd and an enumeration of coalitions" $py - "$work" <<'PY'
+import json, sys
+w = sys.argv[1]
+e = json.load(open(f"{w}/expected.json"))
+j = {m: json.load(open(f"{w}/{m}.json")) for m in
+     ["integrated-gradients", "gradient-x-input", "shap-exact", "kernel-shap", "shap-permutation", "csv", "ig7", "sg1", "sg2", "eg"]}
+def close(a, b, tol):
+    return len(a) == len(b) and all(abs(x - y) <= tol * max(1.0, abs(y)) for x, y in zip(a, b))
+ig = j["integrated-gradients"]
+assert ig["target"] == e["target"] and ig["target_chosen"] == "top output" and ig["shape"] == [4], ig
+assert close(ig["attributions"], e["integrated_gradients"], 1e-4), (ig["attributions"], e["integrated_gradients"])
+assert abs(ig["output"] - e["f_x"]) < 1e-5 and abs(ig["reference_output"] - e["f_zero"]) < 1e-5
+assert abs(ig["delta"]) < 1e-3 and ig["evaluations"] == 52, ig
+assert j["ig7"]["attributions"] == ig["attributions"], "max_batch changed the answer"
+assert close(j["gradient-x-input"]["attributions"], e["gradient_x_input"], 1e-5)
+for m in ["shap-exact", "kernel-shap", "csv"]:
+    assert close(j[m]["attributions"], e["shapley"], 1e-5), (m, j[m]["attributions"], e["shapley"])
+    assert abs(j[m]["reference_output"] - e["background_mean_output"]) < 1e-5 and abs(j[m]["delta"]) < 1e-9
+p = j["shap-permutation"]
+assert abs(p["delta"]) < 1e-9 and close(p["attributions"], e["shapley"], 0.1), p["attributions"]
+assert j["sg1"]["attributions"] == j["sg2"]["attributions"] and "variance" in j["sg1"], "same seed, same answer"
+# Completeness in expectation: within four standard errors (the sum's, bounded by the features').
+eg = j["eg"]
+bound = 4 * sum(v ** 0.5 for v in eg["variance"])
+assert abs(eg["sum"] - (e["f_x"] - e["background_mean_output"])) < bound, (eg["sum"], bound)
+assert eg["evaluations"] == 4000 + 1 + 19, eg["evaluations"]  # samples, f(x), the 19 background rows
+PY
+
+COLUMNS=80 explain --input "$work/x.csv" --top 3 >"$work/text.txt"
+check "the text names the method, the target and the completeness delta" bash -c "
+  head -1 '$work/text.txt' | grep -q '^integrated-gradients of output 1 (the model.s top output)' &&
+  grep -q 'completeness delta' '$work/text.txt'"
+check "... and the top features by |attribution|, named by the CSV header" bash -c "
+  grep -A1 '^  feature' '$work/text.txt' | tail -1 | grep -qE '^  0 sepal length +6\.7 +16\.5[0-9]* +\+{20}'"
+
+# Bad input: one line naming the problem, exit 2, before any model is loaded when it can be.
+expect2() {  # expect2 NAME PATTERN ARGS...
+  local name="$1" pattern="$2"
+  shift 2
+  "$tfdebug" explain "$@" >/dev/null 2>"$work/err.txt"
+  local rc=$?
+  check "$name: exit 2" test $rc -eq 2
+  check "$name: one line" bash -c "[ \$(wc -l <'$work/err.txt') -eq 1 ] && grep -qF -- \"$pattern\" '$work/err.txt'"
+}
+expect2 "a misspelt method" "unknown method 'integrated-gradient' — did you mean 'integrated-gradients'?" \
+  --model "$m" --input "$work/x.npy" --method integrated-gradient
+expect2 "a file that is not TorchScript" "not a TorchScript file" --model "$work/x.csv" --input "$work/x.npy"
+expect2 "an input of the wrong size" "the model's forward failed on a batch of shape [1, 3]" \
+  --model "$m" --input 1,2,3
+expect2 "a target the model does not have" "--target 7: the model has 3 outputs (0..2)" \
+  --model "$m" --input "$work/x.npy" --target 7
+expect2 "a background of the wrong width" "a row of 2 numbers; the model takes 4" \
+  --model "$m" --input "$work/x.npy" --method kernel-shap --background <(printf '1,2\n3,4\n')
+expect2 "expected-gradients without a background" "expected-gradients needs --background" \
+  --model "$m" --input "$work/x.npy" --method expected-gradients
+expect2 "a CSV input with a word in it" "--input: line 2: 'x' is not a number" --model "$m" --input $'1,2,3,4\n1,x,3,4'
+
+finish "explain"

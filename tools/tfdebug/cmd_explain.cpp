@@ -1,0 +1,443 @@
+// tfdebug explain --model M.pt --input X --method NAME: why a model gave its output for one
+// input, by any of tfdebug::interpret's methods (docs/interpretability.md).
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "json_output.hpp"
+#include "safe_text.hpp"
+#include "suggest.hpp"
+#include "terminal.hpp"
+#include "tfdebug/core/error.hpp"
+#include "tfdebug/core/tensor.hpp"
+#include "tfdebug/interpret/gradient_attribution.hpp"
+#include "tfdebug/interpret/shapley.hpp"
+#include "tfdebug/io/model_file.hpp"
+#include "tfdebug/torch/interpret_model.hpp"
+
+namespace tfdebug::cli {
+namespace {
+
+struct ExplainArgs {
+  std::string model;
+  std::string input;
+  std::string background;
+  std::string baseline = "zero";
+  std::string method = "integrated-gradients";
+  std::int64_t target = -1;  // -1: the model's top output at the input
+  std::int64_t steps = 50;
+  std::string quadrature = "gauss-legendre";
+  std::int64_t samples = 0;  // 0: the method's default
+  double stdev = -1;         // < 0: the method's default
+  std::uint64_t seed = 0;
+  std::int64_t max_batch = 64;
+  std::size_t top = 10;
+  std::string feature_names;
+  bool json = false;
+};
+
+// The methods `explain` runs, with what they need and their defaults, for --help and errors.
+struct MethodInfo {
+  const char* name;
+  const char* what;
+};
+constexpr MethodInfo kMethods[] = {
+    {"gradient-x-input", "x * grad f(x)"},
+    {"integrated-gradients", "--steps 50 Gauss-Legendre nodes from --baseline (zero)"},
+    {"smoothgrad", "mean gradient over --samples 5 noisy copies, --stdev 1.0"},
+    {"gradient-shap", "--samples 5 random points between --background rows and x"},
+    {"expected-gradients", "--samples 200 draws over --background rows (required)"},
+    {"shap-exact", "every coalition of the features (at most 20); --background rows (default zero)"},
+    {"shap-permutation", "--samples 500 evaluations of antithetic permutations; --background"},
+    {"kernel-shap", "--samples 2M+2048 coalitions, weighted least squares; --background"},
+};
+
+std::string method_list() {
+  std::string s;
+  for (const MethodInfo& m : kMethods) s.append(s.empty() ? "" : ", ").append(m.name);
+  return s;
+}
+
+// Numbers from text: a CSV line or file ("5.1,3.5,1.4,0.2", one row a line; a first line that
+// is not all numbers is a header and skipped). tfdebug::Error naming `what` and the bad field.
+std::vector<std::vector<float>> csv_rows(const std::string& text, const std::string& what,
+                                         std::string* header = nullptr) {
+  std::vector<std::vector<float>> rows;
+  std::istringstream lines(text);
+  std::size_t line_number = 0;
+  for (std::string line; std::getline(lines, line);) {
+    ++line_number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    std::vector<float> row;
+    bool numeric = true;
+    std::size_t start = 0;
+    std::string bad;
+    while (start <= line.size()) {
+      std::size_t end = line.find(',', start);
+      if (end == std::string::npos) end = line.size();
+      std::string field = line.substr(start, end - start);
+      field.erase(0, field.find_first_not_of(" \t"));
+      field.erase(field.find_last_not_of(" \t") + 1);
+      float value = 0;
+      const auto [ptr, ec] = std::from_chars(field.data(), field.data() + field.size(), value);
+      if (field.empty() || ec != std::errc() || ptr != field.data() + field.size()) {
+        numeric = false;
+        bad = field;
+        break;
+      }
+      row.push_back(value);
+      start = end + 1;
+    }
+    if (!numeric) {
+      if (rows.empty() && line_number == 1) {  // a header
+        if (header != nullptr) *header = line;
+        continue;
+      }
+      throw Error(what + ": line " + std::to_string(line_number) + ": '" + terminal_safe(bad) +
+                  "' is not a number (expected comma-separated numbers)");
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot open");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Rows of numbers from a .npy file (f32/f64/integers; the last dimensions are one example) or
+// a CSV file; `numel` values a row.
+std::vector<float> read_rows(const std::string& path, std::int64_t numel, const std::string& what) {
+  std::vector<float> out;
+  if (path.ends_with(".npy")) {
+    const io::ModelFile file = io::ModelFile::open(path);
+    if (file.tensors().size() != 1) throw Error(path + ": expected one array");
+    const io::NamedTensor& t = file.tensors().front();
+    if (t.quantized) throw Error(path + ": a block-quantised array cannot be an input");
+    const Tensor values = Tensor::copy_of(t.view, DType::f32);
+    const auto span = values.values<float>();
+    out.assign(span.begin(), span.end());
+  } else {
+    for (const auto& row : csv_rows(read_text(path), path)) {
+      if (static_cast<std::int64_t>(row.size()) != numel) {
+        throw Error(path + ": a row of " + std::to_string(row.size()) + " numbers; the model takes " +
+                    std::to_string(numel) + " (" + what + ")");
+      }
+      out.insert(out.end(), row.begin(), row.end());
+    }
+  }
+  if (out.empty() || out.size() % static_cast<std::size_t>(numel) != 0) {
+    throw Error(path + ": " + std::to_string(out.size()) + " values are not whole examples of " +
+                std::to_string(numel) + " (" + what + ")");
+  }
+  return out;
+}
+
+// The input: a .npy file, a CSV file of one row, or the row itself ("5.1,3.5,1.4,0.2"), with its
+// shape (a .npy's own, without a leading 1; a row's is [n]).
+struct Input {
+  std::vector<float> values;
+  std::vector<std::int64_t> shape;
+  std::string header;  // a CSV file's header line: the features' names
+};
+Input read_input(const std::string& spec) {
+  Input in;
+  if (spec.ends_with(".npy")) {
+    const io::ModelFile file = io::ModelFile::open(spec);
+    if (file.tensors().size() != 1) throw Error(spec + ": expected one array");
+    const io::NamedTensor& t = file.tensors().front();
+    if (t.quantized) throw Error(spec + ": a block-quantised array cannot be an input");
+    const Tensor values = Tensor::copy_of(t.view, DType::f32);
+    in.values.assign(values.values<float>().begin(), values.values<float>().end());
+    in.shape.assign(t.view.shape().begin(), t.view.shape().end());
+    if (in.shape.size() > 1 && in.shape.front() == 1) in.shape.erase(in.shape.begin());
+    if (in.shape.empty()) in.shape = {1};
+    return in;
+  }
+  const bool file = std::filesystem::exists(spec);
+  const auto rows = csv_rows(file ? read_text(spec) : spec, file ? spec : "--input", &in.header);
+  if (rows.size() != 1) {
+    throw Error((file ? spec : std::string("--input")) + ": expected one row of numbers, got " +
+                std::to_string(rows.size()) + " rows");
+  }
+  in.values = rows.front();
+  in.shape = {static_cast<std::int64_t>(in.values.size())};
+  return in;
+}
+
+std::vector<std::string> split_names(const std::string& text) {
+  std::vector<std::string> names;
+  if (text.empty()) return names;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    names.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return names;
+}
+
+// "[2, 3]" in the input's shape for element `flat`.
+std::string index_text(std::int64_t flat, const std::vector<std::int64_t>& shape) {
+  if (shape.size() <= 1) return std::to_string(flat);
+  std::vector<std::int64_t> index(shape.size());
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    index[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  std::string s = "[";
+  for (std::size_t d = 0; d < index.size(); ++d) s.append(d ? ", " : "").append(std::to_string(index[d]));
+  return s + "]";
+}
+
+// `values` (row-major) as nested JSON arrays of `shape`.
+nlohmann::json nested(const std::vector<double>& values, const std::vector<std::int64_t>& shape,
+                      std::size_t dim, std::size_t& at) {
+  nlohmann::json out = nlohmann::json::array();
+  for (std::int64_t i = 0; i < shape[dim]; ++i) {
+    if (dim + 1 == shape.size()) {
+      out.push_back(json_number(values[at++]));
+    } else {
+      out.push_back(nested(values, shape, dim + 1, at));
+    }
+  }
+  return out;
+}
+
+interpret::Attribution explain(interpret::GradientModel& model, const ExplainArgs& args,
+                               std::span<const float> x, std::int64_t target,
+                               const std::vector<float>& background) {
+  using namespace interpret;
+  const std::string& m = args.method;
+  if (m == "gradient-x-input") return gradient_x_input(model, x, target);
+  if (m == "integrated-gradients") {
+    IntegratedGradientsOptions o;
+    o.steps = args.steps;
+    o.method = parse_quadrature(args.quadrature);
+    o.max_batch = args.max_batch;
+    if (args.baseline == "mean") {
+      if (background.empty()) throw Error("--baseline mean needs --background rows");
+      const std::size_t n = x.size();
+      o.baseline.assign(n, 0.0f);
+      const std::size_t rows = background.size() / n;
+      for (std::size_t i = 0; i < background.size(); ++i) o.baseline[i % n] += background[i] / float(rows);
+    } else if (args.baseline != "zero") {
+      o.baseline = read_rows(args.baseline, static_cast<std::int64_t>(x.size()), "--baseline");
+      if (o.baseline.size() != x.size())
+        throw Error(args.baseline + ": expected one example as the baseline");
+    }
+    return integrated_gradients(model, x, target, o);
+  }
+  if (m == "smoothgrad") {
+    SmoothGradOptions o;
+    if (args.samples > 0) o.samples = args.samples;
+    if (args.stdev >= 0) o.stdev = args.stdev;
+    o.seed = args.seed;
+    o.max_batch = args.max_batch;
+    return smoothgrad(model, x, target, o);
+  }
+  if (m == "gradient-shap" || m == "expected-gradients") {
+    if (m == "expected-gradients") {
+      if (background.empty())
+        throw Error("expected-gradients needs --background rows (the data's distribution)");
+      ExpectedGradientsOptions o;
+      o.background = background;
+      if (args.samples > 0) o.samples = args.samples;
+      o.seed = args.seed;
+      o.max_batch = args.max_batch;
+      return expected_gradients(model, x, target, o);
+    }
+    GradientShapOptions o;
+    o.baselines = background;
+    if (args.samples > 0) o.samples = args.samples;
+    if (args.stdev >= 0) o.stdev = args.stdev;
+    o.seed = args.seed;
+    o.max_batch = args.max_batch;
+    return gradient_shap(model, x, target, o);
+  }
+  ShapleyOptions o;
+  o.background = background;
+  o.seed = args.seed;
+  o.max_batch = args.max_batch;
+  if (m == "shap-exact") return exact_shapley(model, x, target, o);
+  if (m == "shap-permutation") {
+    if (args.samples > 0) o.max_evals = args.samples;
+    return permutation_shap(model, x, target, o);
+  }
+  if (m == "kernel-shap") {
+    o.samples = args.samples;
+    return kernel_shap(model, x, target, o);
+  }
+  throw Error("unknown method '" + terminal_safe(m) + "'");  // run_explain checked the name
+}
+
+int run_explain(const ExplainArgs& args) {
+  // The method is checked before the model loads: a typo costs nothing.
+  if (std::none_of(std::begin(kMethods), std::end(kMethods),
+                   [&](const MethodInfo& m) { return args.method == m.name; })) {
+    std::vector<std::string> names;
+    for (const MethodInfo& info : kMethods) names.emplace_back(info.name);
+    std::string message = "unknown method '" + terminal_safe(args.method) + "'";
+    if (const auto close = closest_name(args.method, names)) message += " — did you mean '" + *close + "'?";
+    throw Error(message + " (methods: " + method_list() + ")");
+  }
+  const Input input = read_input(args.input);
+  torch::TorchModel model = torch::load_torchscript(args.model, input.shape);
+  const auto numel = static_cast<std::int64_t>(input.values.size());
+  const std::vector<float> background =
+      args.background.empty() ? std::vector<float>() : read_rows(args.background, numel, "--background");
+
+  // The target: as asked, or the model's top output at the input.
+  std::vector<float> outputs(static_cast<std::size_t>(model.output_size()));
+  std::vector<std::int64_t> shape = input.shape;
+  shape.insert(shape.begin(), 1);
+  model.forward(TensorView(input.values.data(), DType::f32, shape), outputs);
+  const bool chosen = args.target >= 0;
+  const std::int64_t target =
+      chosen ? args.target
+             : static_cast<std::int64_t>(std::max_element(outputs.begin(), outputs.end()) - outputs.begin());
+  if (target >= model.output_size()) {
+    throw Error("--target " + std::to_string(target) + ": the model has " +
+                std::to_string(model.output_size()) + " outputs (0.." +
+                std::to_string(model.output_size() - 1) + ")");
+  }
+  const interpret::Attribution a = explain(model, args, input.values, target, background);
+
+  if (args.json) {
+    nlohmann::json out = {{"method", a.method},
+                          {"model", args.model},
+                          {"target", target},
+                          {"target_chosen", chosen ? "given" : "top output"},
+                          {"outputs", outputs},
+                          {"output", json_number(a.output)},
+                          {"reference_output", json_number(a.reference_output)},
+                          {"delta", json_number(a.delta)},
+                          {"sum", json_number(a.sum())},
+                          {"evaluations", a.evaluations},
+                          {"shape", input.shape}};
+    std::size_t at = 0;
+    out["attributions"] = nested(a.values, input.shape, 0, at);
+    if (!a.variance.empty()) {
+      at = 0;
+      out["variance"] = nested(a.variance, input.shape, 0, at);
+    }
+    std::fputs((json_text(out) + "\n").c_str(), stdout);
+    return 0;
+  }
+  const bool colour = use_colour(stdout);
+  // Names as given, else a CSV input's header when it names every value.
+  std::vector<std::string> names = split_names(args.feature_names);
+  if (names.empty()) {
+    names = split_names(input.header);
+    if (names.size() != input.values.size()) names.clear();
+  }
+  std::printf("%s of output %lld (%s) of %s\n", paint(a.method, Tone::bold, colour).c_str(),
+              static_cast<long long>(target), chosen ? "--target" : "the model's top output",
+              terminal_safe(args.model).c_str());
+  KeyValueTable facts;
+  facts.add("output", format_number(a.output));
+  if (!std::isnan(a.reference_output))
+    facts.add(background.empty() ? "at the baseline" : "mean over the background",
+              format_number(a.reference_output));
+  facts.add("sum of attributions", format_number(a.sum()));
+  if (!std::isnan(a.delta)) facts.add("completeness delta", format_number(a.delta));
+  facts.add("model evaluations", format_count(a.evaluations));
+  facts.print(stdout);
+
+  std::vector<std::int64_t> order(a.values.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::int64_t i, std::int64_t j) {
+    return std::fabs(a.values[static_cast<std::size_t>(i)]) >
+           std::fabs(a.values[static_cast<std::size_t>(j)]);
+  });
+  const std::size_t shown = std::min(args.top, order.size());
+  double largest = 0;
+  for (const double v : a.values) largest = std::max(largest, std::fabs(v));
+  std::printf("\n%s\n", paint("the " + plural(static_cast<std::int64_t>(shown), "feature") +
+                                  " with the largest |attribution|",
+                              Tone::bold, colour)
+                            .c_str());
+  using Align = Table::Align;
+  Table table({{.header = "feature", .elidable = true, .minimum = 12},
+               {.header = "value", .align = Align::right},
+               {.header = "attribution", .align = Align::right},
+               {.header = "", .droppable = true}});
+  for (std::size_t k = 0; k < shown; ++k) {
+    const auto i = static_cast<std::size_t>(order[k]);
+    const double v = a.values[i];
+    std::string label = index_text(static_cast<std::int64_t>(i), input.shape);
+    if (i < names.size()) label += " " + terminal_safe(names[i]);
+    const int bar = largest > 0 ? static_cast<int>(std::lround(20 * std::fabs(v) / largest)) : 0;
+    std::string bars;
+    bars.assign(static_cast<std::size_t>(bar), v < 0 ? '-' : '+');
+    table.add({label, format_number(input.values[i]), format_number(v), bars},
+              v < 0 ? Tone::warn : Tone::plain);
+  }
+  table.print(stdout, terminal_columns(stdout), colour);
+  return 0;
+}
+
+}  // namespace
+
+void register_explain(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<ExplainArgs>();
+  std::string methods = "Attribution method:";
+  for (const MethodInfo& m : kMethods) methods.append("\n  ").append(m.name).append(": ").append(m.what);
+  CLI::App* cmd = app.add_subcommand(
+      "explain", "Why did the model give this output? Attributions of one input (docs/interpretability.md)");
+  cmd->add_option("--model", args->model, "A TorchScript file (torch.jit.script(model).save(path))")
+      ->required();
+  cmd->add_option(
+         "--input", args->input,
+         "The input: a .npy file (one example), a CSV file of one row, or the row itself: 5.1,3.5,1.4,0.2")
+      ->required();
+  cmd->add_option("--method", args->method, methods)->capture_default_str();
+  cmd->add_option("--target", args->target,
+                  "The output to explain (default: the model's top output at the input)");
+  cmd->add_option("--background", args->background,
+                  "Rows of the data (.npy [n, ...] or CSV): the SHAP methods' background, Gradient SHAP's "
+                  "baselines, Expected Gradients' distribution");
+  cmd->add_option("--baseline", args->baseline,
+                  "integrated-gradients: zero, mean (of --background), or a .npy / CSV file of one example")
+      ->capture_default_str();
+  cmd->add_option("--steps", args->steps, "integrated-gradients: quadrature nodes")->capture_default_str();
+  cmd->add_option("--quadrature", args->quadrature,
+                  "integrated-gradients: gauss-legendre, riemann-left, riemann-right, riemann-middle")
+      ->capture_default_str();
+  cmd->add_option("--samples", args->samples,
+                  "Samples (smoothgrad 5, gradient-shap 5, expected-gradients 200), evaluations "
+                  "(shap-permutation 500) or coalitions (kernel-shap 2M+2048)");
+  cmd->add_option("--stdev", args->stdev,
+                  "smoothgrad (1.0) and gradient-shap (0): the noise's sigma, absolute");
+  cmd->add_option("--seed", args->seed, "Seed of every random draw (same seed, same answer)")
+      ->capture_default_str();
+  cmd->add_option("--max-batch", args->max_batch, "Examples per model call: memory is bounded by this")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
+  cmd->add_option("--top", args->top, "Features shown, the largest |attribution| first")
+      ->capture_default_str();
+  cmd->add_option("--feature-names", args->feature_names,
+                  "Names of the input's values, comma-separated (default: a CSV input's header)");
+  cmd->add_flag("--json", args->json,
+                "One JSON object: method, target, output, reference_output, delta, evaluations, attributions "
+                "(in the input's shape)");
+  cmd->callback([args, &exit_code] { exit_code = run_explain(*args); });
+}
+
+}  // namespace tfdebug::cli
