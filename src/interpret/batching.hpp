@@ -44,7 +44,7 @@ class Batcher {
     }
   }
 
-  // The target's score and gradient at `rows` points: use(i, score, gradient of point i).
+  // The target's score and gradient at `rows` points: use(i, score, gradient, point i itself).
   template <class Make, class Use>
   void gradient(std::int64_t rows, std::int64_t target, Make&& make, Use&& use) {
     auto* model = dynamic_cast<GradientModel*>(&model_);
@@ -58,7 +58,8 @@ class Batcher {
       evaluations_ += n;
       for (std::int64_t i = 0; i < n; ++i) {
         use(start + i, static_cast<double>(outputs_[static_cast<std::size_t>(i)]),
-            std::span<const float>(gradients_).subspan(static_cast<std::size_t>(i * numel_), numel_));
+            std::span<const float>(gradients_).subspan(static_cast<std::size_t>(i * numel_), numel_),
+            std::span<const float>(points_).subspan(static_cast<std::size_t>(i * numel_), numel_));
       }
     }
   }

@@ -1,10 +1,12 @@
 #include "tfdebug/interpret/gradient_attribution.hpp"
 
 #include <cmath>
-#include <random>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "batching.hpp"
+#include "random.hpp"
 #include "tfdebug/core/error.hpp"
 
 namespace tfdebug::interpret {
@@ -31,6 +33,22 @@ double output_at(Batcher& batcher, std::span<const float> x, std::int64_t target
   return out;
 }
 
+// The target outputs of two examples, in one model call.
+std::pair<double, double> outputs_at(Batcher& batcher, std::span<const float> a, std::span<const float> b,
+                                     std::int64_t target) {
+  double out[2] = {0, 0};
+  batcher.forward(
+      2,
+      [&](std::int64_t i, std::span<float> row) {
+        const std::span<const float> from = i == 0 ? a : b;
+        std::copy(from.begin(), from.end(), row.begin());
+      },
+      [&](std::int64_t i, std::span<const float> outputs) {
+        out[i] = outputs[static_cast<std::size_t>(target)];
+      });
+  return {out[0], out[1]};
+}
+
 Attribution start(const char* method, const ForwardModel& model) {
   Attribution a;
   a.method = method;
@@ -51,7 +69,7 @@ void integrate_segment(Batcher& batcher, std::span<const float> from, std::span<
         for (std::size_t j = 0; j < numel; ++j)
           row[j] = static_cast<float>(from[j] + alpha * (static_cast<double>(to[j]) - from[j]));
       },
-      [&](std::int64_t k, double, std::span<const float> gradient) {
+      [&](std::int64_t k, double, std::span<const float> gradient, std::span<const float>) {
         const double w = rule.weights[static_cast<std::size_t>(k)];
         for (std::size_t j = 0; j < numel; ++j) integral[j] += w * gradient[j];
       });
@@ -73,7 +91,7 @@ Attribution gradient_x_input(GradientModel& model, std::span<const float> x, std
   a.values.resize(x.size());
   batcher.gradient(
       1, target, [&](std::int64_t, std::span<float> row) { std::copy(x.begin(), x.end(), row.begin()); },
-      [&](std::int64_t, double score, std::span<const float> gradient) {
+      [&](std::int64_t, double score, std::span<const float> gradient, std::span<const float>) {
         a.output = score;
         for (std::size_t j = 0; j < x.size(); ++j) a.values[j] = static_cast<double>(x[j]) * gradient[j];
       });
@@ -112,8 +130,7 @@ Attribution path_integrated_gradients(GradientModel& model, std::span<const floa
     integrate_segment(batcher, from, point, target, rule, a.values);
     from = point;
   }
-  a.output = output_at(batcher, x, target);
-  a.reference_output = output_at(batcher, baseline, target);
+  std::tie(a.output, a.reference_output) = outputs_at(batcher, x, baseline, target);
   a.delta = a.sum() - (a.output - a.reference_output);
   a.evaluations = batcher.evaluations();
   return a;
@@ -126,30 +143,32 @@ Attribution smoothgrad(GradientModel& model, std::span<const float> x, std::int6
   if (!(options.stdev >= 0) || !std::isfinite(options.stdev))
     throw Error("stdev must be a finite number >= 0, got " + std::to_string(options.stdev));
   const std::size_t numel = x.size();
-  std::mt19937_64 rng(options.seed);
-  std::normal_distribution<double> noise(0.0, options.stdev);
-  // The noisy copies, drawn up front in a fixed order: the result does not depend on max_batch.
-  std::vector<float> noisy(static_cast<std::size_t>(options.samples) * numel);
-  for (std::size_t i = 0; i < noisy.size(); ++i)
-    noisy[i] = static_cast<float>(x[i % numel] + (options.stdev > 0 ? noise(rng) : 0.0));
+  // Sample s is x plus the noise of stream s (Note [Seeded streams]).
+  const auto noisy = [&](std::int64_t sample, std::span<float> row) {
+    detail::Stream stream(options.seed, static_cast<std::uint64_t>(sample));
+    for (std::size_t j = 0; j < numel; ++j)
+      row[j] = static_cast<float>(x[j] + (options.stdev > 0 ? options.stdev * stream.normal() : 0.0));
+  };
 
   // Welford's running mean and variance of each element's attribution over the samples.
   std::vector<double> mean(numel, 0.0), m2(numel, 0.0), mean_sq(numel, 0.0);
   std::int64_t count = 0;
   const auto add = [&](std::span<const double> sample) {
     ++count;
+    const double inverse = 1 / static_cast<double>(count);
     for (std::size_t j = 0; j < numel; ++j) {
       const double d = sample[j] - mean[j];
-      mean[j] += d / static_cast<double>(count);
+      mean[j] += d * inverse;
       m2[j] += d * (sample[j] - mean[j]);
-      mean_sq[j] += (sample[j] * sample[j] - mean_sq[j]) / static_cast<double>(count);
+      mean_sq[j] += (sample[j] * sample[j] - mean_sq[j]) * inverse;
     }
   };
   Batcher batcher(model, options.max_batch);
   std::int64_t evaluations = 0;
   if (options.base == BaseMethod::integrated_gradients) {
+    std::vector<float> xs(numel);
     for (std::int64_t s = 0; s < options.samples; ++s) {
-      const std::span<const float> xs(noisy.data() + static_cast<std::size_t>(s) * numel, numel);
+      noisy(s, xs);
       IntegratedGradientsOptions ig = options.integrated;
       ig.max_batch = options.max_batch;
       const Attribution one = integrated_gradients(model, xs, target, ig);
@@ -159,16 +178,11 @@ Attribution smoothgrad(GradientModel& model, std::span<const float> x, std::int6
   } else {
     std::vector<double> sample(numel);
     batcher.gradient(
-        options.samples, target,
-        [&](std::int64_t s, std::span<float> row) {
-          std::copy_n(noisy.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(s) * numel), numel,
-                      row.begin());
-        },
-        [&](std::int64_t s, double, std::span<const float> gradient) {
-          const float* xs = noisy.data() + static_cast<std::size_t>(s) * numel;
+        options.samples, target, noisy,
+        [&](std::int64_t, double, std::span<const float> gradient, std::span<const float> point) {
           for (std::size_t j = 0; j < numel; ++j)
             sample[j] = options.base == BaseMethod::gradient_x_input
-                            ? static_cast<double>(xs[j]) * gradient[j]
+                            ? static_cast<double>(point[j]) * gradient[j]
                             : static_cast<double>(gradient[j]);
           add(sample);
         });
@@ -207,47 +221,38 @@ Attribution gradient_shap(GradientModel& model, std::span<const float> x, std::i
   if (options.samples < 1) throw Error("samples must be at least 1, got " + std::to_string(options.samples));
   if (!(options.stdev >= 0) || !std::isfinite(options.stdev))
     throw Error("stdev must be a finite number >= 0, got " + std::to_string(options.stdev));
-  // Each sample: a baseline row, alpha ~ U(0, 1), and noise on x, drawn in a fixed order.
-  std::mt19937_64 rng(options.seed);
-  std::uniform_int_distribution<std::int64_t> pick(0, rows - 1);
-  std::uniform_real_distribution<double> uniform(0.0, 1.0);
-  std::normal_distribution<double> noise(0.0, options.stdev);
-  struct Draw {
-    std::int64_t row;
-    double alpha;
+  // Sample s: a baseline row, alpha ~ U(0, 1) and the noise on x, from stream s (Note [Seeded
+  // streams]); the row is remembered for the product with (x - baseline).
+  std::vector<std::int64_t> row_of(static_cast<std::size_t>(options.samples));
+  const auto point = [&](std::int64_t s, std::span<float> row) {
+    detail::Stream stream(options.seed, static_cast<std::uint64_t>(s));
+    const auto r = static_cast<std::int64_t>(stream.below(static_cast<std::uint64_t>(rows)));
+    const double alpha = stream.uniform();
+    row_of[static_cast<std::size_t>(s)] = r;
+    const float* b = baselines.data() + static_cast<std::size_t>(r) * numel;
+    for (std::size_t j = 0; j < numel; ++j) {
+      const double noisy = x[j] + (options.stdev > 0 ? options.stdev * stream.normal() : 0.0);
+      row[j] = static_cast<float>(b[j] + alpha * (noisy - b[j]));
+    }
   };
-  std::vector<Draw> draws;
-  std::vector<float> noisy(static_cast<std::size_t>(options.samples) * numel);
-  for (std::int64_t s = 0; s < options.samples; ++s) {
-    draws.push_back({pick(rng), uniform(rng)});
-    for (std::size_t j = 0; j < numel; ++j)
-      noisy[static_cast<std::size_t>(s) * numel + j] =
-          static_cast<float>(x[j] + (options.stdev > 0 ? noise(rng) : 0.0));
-  }
   Batcher batcher(model, options.max_batch);
   Attribution a = start("gradient-shap", model);
   a.values.assign(numel, 0.0);
   std::vector<double> m2(numel, 0.0), mean(numel, 0.0);
   std::int64_t count = 0;
-  batcher.gradient(
-      options.samples, target,
-      [&](std::int64_t s, std::span<float> row) {
-        const Draw& d = draws[static_cast<std::size_t>(s)];
-        const float* b = baselines.data() + static_cast<std::size_t>(d.row) * numel;
-        const float* xs = noisy.data() + static_cast<std::size_t>(s) * numel;
-        for (std::size_t j = 0; j < numel; ++j) row[j] = static_cast<float>(b[j] + d.alpha * (xs[j] - b[j]));
-      },
-      [&](std::int64_t s, double, std::span<const float> gradient) {
-        const float* b =
-            baselines.data() + static_cast<std::size_t>(draws[static_cast<std::size_t>(s)].row) * numel;
-        ++count;
-        for (std::size_t j = 0; j < numel; ++j) {
-          const double v = gradient[j] * (static_cast<double>(x[j]) - b[j]);
-          const double d = v - mean[j];
-          mean[j] += d / static_cast<double>(count);
-          m2[j] += d * (v - mean[j]);
-        }
-      });
+  batcher.gradient(options.samples, target, point,
+                   [&](std::int64_t s, double, std::span<const float> gradient, std::span<const float>) {
+                     const float* b = baselines.data() +
+                                      static_cast<std::size_t>(row_of[static_cast<std::size_t>(s)]) * numel;
+                     ++count;
+                     const double inverse = 1 / static_cast<double>(count);
+                     for (std::size_t j = 0; j < numel; ++j) {
+                       const double v = gradient[j] * (static_cast<double>(x[j]) - b[j]);
+                       const double d = v - mean[j];
+                       mean[j] += d * inverse;
+                       m2[j] += d * (v - mean[j]);
+                     }
+                   });
   a.values = mean;
   if (count > 1) {
     a.variance.resize(numel);

@@ -1,8 +1,11 @@
 #include "tfdebug/interpret/quadrature.hpp"
 
 #include <cmath>
+#include <map>
+#include <mutex>
 #include <numbers>
 #include <string>
+#include <utility>
 
 #include "tfdebug/core/error.hpp"
 
@@ -17,25 +20,26 @@ Rule gauss_legendre(std::int64_t n) {
   rule.nodes.resize(static_cast<std::size_t>(n));
   rule.weights.resize(static_cast<std::size_t>(n));
   const double nd = static_cast<double>(n);
+  // P_n(t) and P_n'(t), by the three-term recurrence.
+  const auto legendre = [&](double t) {
+    double p0 = 1, p1 = t;
+    for (std::int64_t j = 2; j <= n; ++j) {
+      const double jd = static_cast<double>(j);
+      const double p2 = ((2 * jd - 1) * t * p1 - (jd - 1) * p0) / jd;
+      p0 = p1;
+      p1 = p2;
+    }
+    return std::pair<double, double>{p1, nd * (t * p1 - p0) / (t * t - 1)};
+  };
   for (std::int64_t k = 0; k < (n + 1) / 2; ++k) {
     double t = std::cos(std::numbers::pi * (static_cast<double>(k) + 0.75) / (nd + 0.5));
-    double derivative = 0;
     for (int iteration = 0; iteration < 100; ++iteration) {
-      // P_n(t) and P_{n-1}(t) by the three-term recurrence.
-      double p0 = 1, p1 = t;
-      for (std::int64_t j = 2; j <= n; ++j) {
-        const double p2 = ((2.0 * static_cast<double>(j) - 1) * t * p1 - (static_cast<double>(j) - 1) * p0) /
-                          static_cast<double>(j);
-        p0 = p1;
-        p1 = p2;
-      }
-      const double pn = n == 1 ? t : p1;
-      const double pn1 = n == 1 ? 1 : p0;
-      derivative = nd * (t * pn - pn1) / (t * t - 1);
-      const double step = pn / derivative;
+      const auto [p, dp] = legendre(t);
+      const double step = p / dp;
       t -= step;
-      if (std::fabs(step) < 1e-16) break;
+      if (std::fabs(step) <= 1e-15) break;
     }
+    const double derivative = legendre(t).second;  // at the root itself: the weight to the last bit
     const double weight = 2 / ((1 - t * t) * derivative * derivative);
     // Roots come largest first; place them symmetrically, increasing.
     const auto low = static_cast<std::size_t>(k);
@@ -51,7 +55,16 @@ Rule gauss_legendre(std::int64_t n) {
 
 Rule quadrature(Quadrature method, std::int64_t n) {
   if (n < 1 || n > 100'000) throw Error("steps must be between 1 and 100000, got " + std::to_string(n));
-  if (method == Quadrature::gauss_legendre) return gauss_legendre(n);
+  if (method == Quadrature::gauss_legendre) {
+    // Newton's iterations cost microseconds a rule: Integrated Gradients asks for the same one
+    // on every call, so the rules made are kept (a few sizes in practice).
+    static std::mutex lock;
+    static std::map<std::int64_t, Rule> made;
+    const std::lock_guard<std::mutex> hold(lock);
+    auto found = made.find(n);
+    if (found == made.end()) found = made.emplace(n, gauss_legendre(n)).first;
+    return found->second;
+  }
   Rule rule;
   const double nd = static_cast<double>(n);
   const double shift = method == Quadrature::riemann_left ? 0 : method == Quadrature::riemann_right ? 1 : 0.5;
