@@ -52,6 +52,19 @@ assert abs(eg["sum"] - (e["f_x"] - e["background_mean_output"])) < bound, (eg["s
 assert eg["evaluations"] == 4000 + 1 + 19, eg["evaluations"]  # samples, f(x), the 19 background rows
 PY
 
+explain --input "$work/x.npy" --evaluate --json >"$work/evaluate.json"
+check "--evaluate: the curves run from f(x) to f(0) and back, the measures are there" $py - "$work" <<'PY'
+import json, sys
+w = sys.argv[1]
+e = json.load(open(f"{w}/expected.json"))
+v = json.load(open(f"{w}/evaluate.json"))["evaluation"]
+assert set(v) == {"infidelity", "infidelity_normalized", "sensitivity_max", "deletion_auc", "insertion_auc",
+                  "deletion", "insertion"}, v
+assert len(v["deletion"]) == 21 and abs(v["deletion"][0] - e["f_x"]) < 1e-5 and abs(v["deletion"][-1] - e["f_zero"]) < 1e-5
+assert abs(v["insertion"][0] - e["f_zero"]) < 1e-5 and abs(v["insertion"][-1] - e["f_x"]) < 1e-5
+assert v["infidelity"] >= 0 and 0 <= v["infidelity_normalized"] <= v["infidelity"] and v["sensitivity_max"] > 0, v
+PY
+
 COLUMNS=80 explain --input "$work/x.csv" --top 3 >"$work/text.txt"
 check "the text names the method, the target and the completeness delta" bash -c "
   head -1 '$work/text.txt' | grep -q '^integrated-gradients of output 1 (the model.s top output)' &&

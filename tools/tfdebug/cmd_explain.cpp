@@ -20,6 +20,7 @@
 #include "terminal.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/core/tensor.hpp"
+#include "tfdebug/interpret/evaluation.hpp"
 #include "tfdebug/interpret/gradient_attribution.hpp"
 #include "tfdebug/interpret/shapley.hpp"
 #include "tfdebug/io/model_file.hpp"
@@ -44,6 +45,7 @@ struct ExplainArgs {
   std::size_t top = 10;
   std::string feature_names;
   bool json = false;
+  bool evaluate = false;
 };
 
 // The methods `explain` runs, with what they need and their defaults, for --help and errors.
@@ -319,6 +321,29 @@ int run_explain(const ExplainArgs& args) {
   }
   const interpret::Attribution a = explain(model, args, input.values, target, background);
 
+  // --evaluate: how faithful and how stable these attributions are (docs/interpretability.md).
+  struct Evaluation {
+    double infidelity = 0, infidelity_normalized = 0, sensitivity = 0;
+    interpret::Curve deletion, insertion;
+  } e;
+  if (args.evaluate) {
+    interpret::InfidelityOptions io;
+    io.seed = args.seed;
+    io.max_batch = args.max_batch;
+    e.infidelity = interpret::infidelity(model, input.values, target, a.values, io);
+    io.normalize = true;
+    e.infidelity_normalized = interpret::infidelity(model, input.values, target, a.values, io);
+    interpret::SensitivityOptions so;
+    so.seed = args.seed;
+    e.sensitivity = interpret::sensitivity_max(
+        [&](std::span<const float> at) { return explain(model, args, at, target, background).values; },
+        input.values, so);
+    interpret::CurveOptions co;
+    co.max_batch = args.max_batch;
+    e.deletion = interpret::deletion_curve(model, input.values, target, a.values, co);
+    e.insertion = interpret::insertion_curve(model, input.values, target, a.values, co);
+  }
+
   if (args.json) {
     nlohmann::json out = {{"method", a.method},
                           {"model", args.model},
@@ -337,6 +362,15 @@ int run_explain(const ExplainArgs& args) {
       at = 0;
       out["variance"] = nested(a.variance, input.shape, 0, at);
     }
+    if (args.evaluate) {
+      out["evaluation"] = {{"infidelity", json_number(e.infidelity)},
+                           {"infidelity_normalized", json_number(e.infidelity_normalized)},
+                           {"sensitivity_max", json_number(e.sensitivity)},
+                           {"deletion_auc", json_number(e.deletion.area)},
+                           {"insertion_auc", json_number(e.insertion.area)},
+                           {"deletion", e.deletion.output},
+                           {"insertion", e.insertion.output}};
+    }
     std::fputs((json_text(out) + "\n").c_str(), stdout);
     return 0;
   }
@@ -352,12 +386,22 @@ int run_explain(const ExplainArgs& args) {
               terminal_safe(args.model).c_str());
   KeyValueTable facts;
   facts.add("output", format_number(a.output));
-  if (!std::isnan(a.reference_output))
-    facts.add(background.empty() ? "at the baseline" : "mean over the background",
+  if (!std::isnan(a.reference_output)) {
+    // Integrated Gradients compares with its baseline; the others with the background's rows.
+    const bool over_background = a.method != "integrated-gradients" && !background.empty();
+    facts.add(over_background ? "mean over the background" : "at the baseline",
               format_number(a.reference_output));
+  }
   facts.add("sum of attributions", format_number(a.sum()));
   if (!std::isnan(a.delta)) facts.add("completeness delta", format_number(a.delta));
   facts.add("model evaluations", format_count(a.evaluations));
+  if (args.evaluate) {
+    facts.add("infidelity", format_number(e.infidelity) + " (normalised " +
+                                format_number(e.infidelity_normalized) + "; 0 is perfect)");
+    facts.add("sensitivity max", format_number(e.sensitivity) + " (radius 0.02; 0 is stable)");
+    facts.add("deletion AUC", format_number(e.deletion.area) + " (lower: the top features matter)");
+    facts.add("insertion AUC", format_number(e.insertion.area) + " (higher: the top features suffice)");
+  }
   facts.print(stdout);
 
   std::vector<std::int64_t> order(a.values.size());
@@ -434,6 +478,9 @@ void register_explain(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--feature-names", args->feature_names,
                   "Names of the input's values, comma-separated (default: a CSV input's header)");
+  cmd->add_flag("--evaluate", args->evaluate,
+                "Also measure the attributions: infidelity, sensitivity-max (the method run 10 more times), "
+                "deletion and insertion curves with their AUC (20 steps, towards zeros)");
   cmd->add_flag("--json", args->json,
                 "One JSON object: method, target, output, reference_output, delta, evaluations, attributions "
                 "(in the input's shape)");
