@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "tfdebug/interpret/gradient_attribution.hpp"
+#include "tfdebug/interpret/lime.hpp"
 #include "tfdebug/interpret/shapley.hpp"
 #include "tfdebug/torch/interpret_model.hpp"
 
@@ -44,8 +45,8 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-torch::nn::Sequential mlp(std::int64_t inputs) {
-  torch::nn::Sequential net(torch::nn::Linear(inputs, 128), torch::nn::Tanh(), torch::nn::Linear(128, 64),
+torch::nn::Sequential mlp(std::int64_t inputs, std::int64_t width = 128) {
+  torch::nn::Sequential net(torch::nn::Linear(inputs, width), torch::nn::Tanh(), torch::nn::Linear(width, 64),
                             torch::nn::Tanh(), torch::nn::Linear(64, 10));
   net->eval();
   return net;
@@ -181,11 +182,32 @@ int main(int argc, char** argv) {
         const at::Tensor rows = at::where(masks, xt.unsqueeze(0), background.unsqueeze(0)).reshape({-1, 64});
         bare_forward(net, rows, 256);
       });
+  // LIME: 5,000 samples around x from 200 training rows' quartile bins, 256 rows a call, then
+  // the kernel weights and the 64 x 64 weighted ridge.
+  Row li{"lime", {}, {}, {}};
+  ti::LimeOptions lo;
+  for (int i = 0; i < 200 * 64; ++i) lo.training.push_back(uniform(rng));
+  lo.max_batch = 256;
+  const at::Tensor lime_rows = at::rand({5000, 64}) * 16;
+  measure(
+      li, 2, [&] { (void)ti::lime_tabular(model, x, target, lo); },
+      [&] { bare_forward(net, lime_rows, 256); });
+  // The same on a model that costs more per row (a 64-2048-64-10 MLP, ~0.27 MFLOP a row): LIME's
+  // own sampling and fit are a fixed cost per sample.
+  Row lw{"lime (wider MLP)", {}, {}, {}};
+  torch::nn::Sequential wide = mlp(64, 2048);
+  tfdebug::torch::TorchModel wide_model([&](const at::Tensor& b) { return wide->forward(b); }, {64});
+  measure(
+      lw, 2, [&] { (void)ti::lime_tabular(wide_model, x, target, lo); },
+      [&] { bare_forward(wide, lime_rows, 256); });
+
   std::printf("%-22s %13s %13s %9s   (%d rounds, medians; ratio: per-round ours / bare)\n", "method",
               "tfdebug", "bare loop", "ratio", rounds);
   report(ig);
   report(sg);
   report(ks);
+  report(li);
+  report(lw);
 
   // Memory: IG with 20,000 steps of a 12,288-value input would hold 983 MB of points at once
   // (Captum's internal_batch_size=None); in batches of 64 it holds 64.

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "coalitions.hpp"
+#include "linear_solve.hpp"
 #include "tfdebug/core/error.hpp"
 
 namespace tfdebug::interpret {
@@ -26,35 +27,6 @@ std::pair<double, double> ends(Coalitions& game) {
 
 double binomial(std::int64_t n, std::int64_t k) {
   return std::exp(std::lgamma(double(n) + 1) - std::lgamma(double(k) + 1) - std::lgamma(double(n - k) + 1));
-}
-
-// Solves A z = b (n x n, row-major) by Gaussian elimination with partial pivoting; tfdebug::Error
-// when A is singular.
-std::vector<double> solve(std::vector<double> a, std::vector<double> b, std::size_t n) {
-  for (std::size_t col = 0; col < n; ++col) {
-    std::size_t pivot = col;
-    for (std::size_t r = col + 1; r < n; ++r)
-      if (std::fabs(a[r * n + col]) > std::fabs(a[pivot * n + col])) pivot = r;
-    if (std::fabs(a[pivot * n + col]) < 1e-300)
-      throw Error("kernel SHAP: the sampled coalitions do not determine the values; raise samples");
-    if (pivot != col) {
-      for (std::size_t c = 0; c < n; ++c) std::swap(a[col * n + c], a[pivot * n + c]);
-      std::swap(b[col], b[pivot]);
-    }
-    for (std::size_t r = col + 1; r < n; ++r) {
-      const double f = a[r * n + col] / a[col * n + col];
-      if (f == 0) continue;
-      for (std::size_t c = col; c < n; ++c) a[r * n + c] -= f * a[col * n + c];
-      b[r] -= f * b[col];
-    }
-  }
-  std::vector<double> z(n);
-  for (std::size_t i = n; i-- > 0;) {
-    double s = b[i];
-    for (std::size_t c = i + 1; c < n; ++c) s -= a[i * n + c] * z[c];
-    z[i] = s / a[i * n + i];
-  }
-  return z;
 }
 
 }  // namespace
@@ -275,7 +247,8 @@ ShapleyAttribution kernel_shap(ForwardModel& model, std::span<const float> x, st
       for (std::size_t j = 0; j < n; ++j) ata[i * n + j] += w * z[i] * z[j];
     }
   }
-  std::vector<double> phi = solve(ata, aty, n);
+  std::vector<double> phi = detail::solve(
+      ata, aty, n, "kernel SHAP: the sampled coalitions do not determine the values; raise samples");
   phi.push_back(change - std::accumulate(phi.begin(), phi.end(), 0.0));
   return game.result("kernel-shap", phi, full, empty);
 }

@@ -8,7 +8,7 @@ set -u
 tfdebug="$1"
 here="$(dirname "$0")"
 source "$here/../cli/harness.sh"
-require_python torch
+require_python torch sklearn
 
 $py "$here/make_iris_model.py" "$work" || { echo "FAIL: make_iris_model.py"; exit 1; }
 m="$work/iris_mlp.pt"
@@ -50,6 +50,31 @@ eg = j["eg"]
 bound = 4 * sum(v ** 0.5 for v in eg["variance"])
 assert abs(eg["sum"] - (e["f_x"] - e["background_mean_output"])) < bound, (eg["sum"], bound)
 assert eg["evaluations"] == 4000 + 1 + 19, eg["evaluations"]  # samples, f(x), the 19 background rows
+PY
+
+# LIME: the surrogate is sklearn's Ridge(alpha=1) on the neighbourhood tfdebug sampled, weighted.
+explain --input "$work/x.npy" --method lime --background "$work/training.csv" --seed 5 \
+  --save-neighbourhood "$work/nb.csv" --json >"$work/lime.json"
+explain --input "$work/x.npy" --method lime --background "$work/training.csv" --seed 5 --json >"$work/lime2.json"
+explain --input "$work/x.npy" --method lime --background "$work/training.csv" --seed 6 --json >"$work/lime3.json"
+check "lime: the surrogate equals sklearn's weighted Ridge on the same samples; seeded" $py - "$work" <<'PY'
+import json, sys
+import numpy as np
+from sklearn.linear_model import Ridge
+w = sys.argv[1]
+j = json.load(open(f"{w}/lime.json"))
+d = np.loadtxt(f"{w}/nb.csv", delimiter=",", skiprows=1)
+weights, y, X = d[:, 0], d[:, 1], d[:, 2:]
+assert X.shape == (5000, 4) and weights[0] == 1 and (X[0] == 1).all(), X[:2]
+assert set(np.unique(X)) <= {0.0, 1.0}
+r = Ridge(alpha=1.0).fit(X, y, sample_weight=weights)
+assert np.allclose(j["attributions"], r.coef_, rtol=1e-6, atol=1e-9), (j["attributions"], r.coef_)
+s = j["surrogate"]
+assert abs(s["intercept"] - r.intercept_) < 1e-6 * max(1, abs(r.intercept_)), (s, r.intercept_)
+assert abs(s["r2"] - r.score(X, y, sample_weight=weights)) < 1e-9, (s["r2"], r.score(X, y, sample_weight=weights))
+assert abs(s["local_prediction"] - r.predict(X[:1])[0]) < 1e-6
+assert json.load(open(f"{w}/lime2.json"))["attributions"] == j["attributions"], "the same seed, the same explanation"
+assert json.load(open(f"{w}/lime3.json"))["attributions"] != j["attributions"]
 PY
 
 explain --input "$work/x.npy" --evaluate --json >"$work/evaluate.json"

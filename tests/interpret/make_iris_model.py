@@ -7,8 +7,7 @@
 #   make_iris_model.py OUT_DIR
 #
 # OUT_DIR/iris_mlp.pt, x.npy (one flower, [4]), x.csv, background.npy (every 8th flower: [19, 4]),
-# background.csv
-# and expected.json.
+# background.csv, training.csv (all 150 flowers) and expected.json.
 import itertools, json, math, os, sys
 
 import numpy as np
@@ -57,6 +56,9 @@ np.save(os.path.join(out, "x.npy"), x)
 np.save(os.path.join(out, "background.npy"), background)
 with open(os.path.join(out, "x.csv"), "w") as f:
     f.write("sepal length,sepal width,petal length,petal width\n" + ",".join(repr(float(v)) for v in x) + "\n")
+with open(os.path.join(out, "training.csv"), "w") as f:  # every flower: LIME's training data
+    for r in data:
+        f.write(",".join(repr(float(v)) for v in r) + "\n")
 with open(os.path.join(out, "background.csv"), "w") as f:
     for r in background:
         f.write(",".join(repr(float(v)) for v in r) + "\n")

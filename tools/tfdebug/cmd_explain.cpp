@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "tfdebug/core/tensor.hpp"
 #include "tfdebug/interpret/evaluation.hpp"
 #include "tfdebug/interpret/gradient_attribution.hpp"
+#include "tfdebug/interpret/lime.hpp"
 #include "tfdebug/interpret/shapley.hpp"
 #include "tfdebug/io/model_file.hpp"
 #include "tfdebug/torch/interpret_model.hpp"
@@ -46,6 +48,7 @@ struct ExplainArgs {
   std::string feature_names;
   bool json = false;
   bool evaluate = false;
+  std::string neighbourhood;  // lime: the samples, weights and outputs as CSV
 };
 
 // The methods `explain` runs, with what they need and their defaults, for --help and errors.
@@ -62,6 +65,9 @@ constexpr MethodInfo kMethods[] = {
     {"shap-exact", "every coalition of the features (at most 20); --background rows (default zero)"},
     {"shap-permutation", "--samples 500 evaluations of antithetic permutations; --background"},
     {"kernel-shap", "--samples 2M+2048 coalitions, weighted least squares; --background"},
+    {"lime",
+     "--samples 5000 around x, quartile bins of the --background rows (the training data, "
+     "required), Ridge(alpha=1)"},
 };
 
 std::string method_list() {
@@ -222,6 +228,46 @@ nlohmann::json nested(const std::vector<double>& values, const std::vector<std::
   return out;
 }
 
+interpret::LimeAttribution run_lime(interpret::ForwardModel& model, const ExplainArgs& args,
+                                    std::span<const float> x, std::int64_t target,
+                                    const std::vector<float>& training, bool keep) {
+  if (training.empty())
+    throw Error("lime needs --background rows (the training data: its quartiles and scale)");
+  interpret::LimeOptions o;
+  o.training = training;
+  if (args.samples > 0) o.samples = args.samples;
+  o.seed = args.seed;
+  o.max_batch = args.max_batch;
+  o.keep_neighbourhood = keep;
+  return interpret::lime_tabular(model, x, target, o);
+}
+
+// The neighbourhood LIME fitted its surrogate to, as CSV: weight, output, then the interpretable
+// features (1: in x's quartile bin), one sample a row, x first.
+void write_neighbourhood(const std::string& path, const interpret::LimeAttribution& a, std::size_t features) {
+  std::ofstream out(path);
+  if (!out) throw Error(path + ": cannot write");
+  out << "weight,output";
+  for (std::size_t j = 0; j < features; ++j) out << ",f" << j;
+  out << "\n";
+  char number[32];
+  const auto put = [&](double v) {
+    std::snprintf(number, sizeof number, "%.17g", v);
+    out << number;
+  };
+  for (std::size_t s = 0; s < a.weights.size(); ++s) {
+    put(a.weights[s]);
+    out << ',';
+    put(a.outputs[s]);
+    for (std::size_t j = 0; j < features; ++j) {
+      out << ',';
+      put(a.data[s * features + j]);
+    }
+    out << '\n';
+  }
+  if (!out) throw Error(path + ": cannot write");
+}
+
 interpret::Attribution explain(interpret::GradientModel& model, const ExplainArgs& args,
                                std::span<const float> x, std::int64_t target,
                                const std::vector<float>& background) {
@@ -273,6 +319,7 @@ interpret::Attribution explain(interpret::GradientModel& model, const ExplainArg
     o.max_batch = args.max_batch;
     return gradient_shap(model, x, target, o);
   }
+  if (m == "lime") return run_lime(model, args, x, target, background, false);
   ShapleyOptions o;
   o.background = background;
   o.seed = args.seed;
@@ -319,7 +366,14 @@ int run_explain(const ExplainArgs& args) {
                 std::to_string(model.output_size()) + " outputs (0.." +
                 std::to_string(model.output_size() - 1) + ")");
   }
-  const interpret::Attribution a = explain(model, args, input.values, target, background);
+  std::optional<interpret::LimeAttribution> lime;
+  if (args.method == "lime") {
+    lime = run_lime(model, args, input.values, target, background, !args.neighbourhood.empty());
+    if (!args.neighbourhood.empty()) write_neighbourhood(args.neighbourhood, *lime, input.values.size());
+  } else if (!args.neighbourhood.empty()) {
+    throw Error("--save-neighbourhood is for --method lime");
+  }
+  const interpret::Attribution a = lime ? *lime : explain(model, args, input.values, target, background);
 
   // --evaluate: how faithful and how stable these attributions are (docs/interpretability.md).
   struct Evaluation {
@@ -362,6 +416,11 @@ int run_explain(const ExplainArgs& args) {
       at = 0;
       out["variance"] = nested(a.variance, input.shape, 0, at);
     }
+    if (lime) {
+      out["surrogate"] = {{"intercept", json_number(lime->intercept)},
+                          {"r2", json_number(lime->r2)},
+                          {"local_prediction", json_number(lime->local_prediction)}};
+    }
     if (args.evaluate) {
       out["evaluation"] = {{"infidelity", json_number(e.infidelity)},
                            {"infidelity_normalized", json_number(e.infidelity_normalized)},
@@ -395,6 +454,10 @@ int run_explain(const ExplainArgs& args) {
   facts.add("sum of attributions", format_number(a.sum()));
   if (!std::isnan(a.delta)) facts.add("completeness delta", format_number(a.delta));
   facts.add("model evaluations", format_count(a.evaluations));
+  if (lime) {
+    facts.add("surrogate", "intercept " + format_number(lime->intercept) + ", weighted R² " +
+                               format_number(lime->r2) + ", at x " + format_number(lime->local_prediction));
+  }
   if (args.evaluate) {
     facts.add("infidelity", format_number(e.infidelity) + " (normalised " +
                                 format_number(e.infidelity_normalized) + "; 0 is perfect)");
@@ -478,6 +541,9 @@ void register_explain(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--feature-names", args->feature_names,
                   "Names of the input's values, comma-separated (default: a CSV input's header)");
+  cmd->add_option(
+      "--save-neighbourhood", args->neighbourhood,
+      "lime: also write the samples the surrogate was fitted to as CSV (weight, output, features)");
   cmd->add_flag("--evaluate", args->evaluate,
                 "Also measure the attributions: infidelity, sensitivity-max (the method run 10 more times), "
                 "deletion and insertion curves with their AUC (20 steps, towards zeros)");

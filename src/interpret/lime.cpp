@@ -1,0 +1,263 @@
+#include "tfdebug/interpret/lime.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <string>
+
+#include "batching.hpp"
+#include "linear_solve.hpp"
+#include "random.hpp"
+#include "tfdebug/core/error.hpp"
+
+namespace tfdebug::interpret {
+namespace {
+
+// numpy.percentile's default (linear interpolation between order statistics) of sorted values.
+double percentile(const std::vector<double>& sorted, double q) {
+  const double at = q / 100 * static_cast<double>(sorted.size() - 1);
+  const auto low = static_cast<std::size_t>(std::floor(at));
+  const std::size_t high = std::min(low + 1, sorted.size() - 1);
+  return sorted[low] + (at - static_cast<double>(low)) * (sorted[high] - sorted[low]);
+}
+
+double normal_cdf(double z) {
+  return 0.5 * std::erfc(-z / std::numbers::sqrt2);
+}
+
+// The standard normal's quantile by Acklam's rational approximation (relative error below
+// 1.2e-9: far finer than a sample needs, and a few multiplications in the body of the
+// distribution).
+double normal_quantile(double p) {
+  static constexpr double kA[] = {-3.969683028665376e+01, 2.209460984245205e+02,  -2.759285104469687e+02,
+                                  1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
+  static constexpr double kB[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
+                                  6.680131188771972e+01, -1.328068155288572e+01};
+  static constexpr double kC[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
+                                  -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
+  static constexpr double kD[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
+                                  3.754408661907416e+00};
+  p = std::clamp(p, 1e-300, 1 - 1e-16);
+  double x = 0;
+  if (p < 0.02425) {
+    const double q = std::sqrt(-2 * std::log(p));
+    x = (((((kC[0] * q + kC[1]) * q + kC[2]) * q + kC[3]) * q + kC[4]) * q + kC[5]) /
+        ((((kD[0] * q + kD[1]) * q + kD[2]) * q + kD[3]) * q + 1);
+  } else if (p > 1 - 0.02425) {
+    const double q = std::sqrt(-2 * std::log1p(-p));
+    x = -(((((kC[0] * q + kC[1]) * q + kC[2]) * q + kC[3]) * q + kC[4]) * q + kC[5]) /
+        ((((kD[0] * q + kD[1]) * q + kD[2]) * q + kD[3]) * q + 1);
+  } else {
+    const double q = p - 0.5, r = q * q;
+    x = (((((kA[0] * r + kA[1]) * r + kA[2]) * r + kA[3]) * r + kA[4]) * r + kA[5]) * q /
+        (((((kB[0] * r + kB[1]) * r + kB[2]) * r + kB[3]) * r + kB[4]) * r + 1);
+  }
+  return x;
+}
+
+// A feature's quartile bins from the training column: the boundaries (25th, 50th, 75th
+// percentiles, duplicates dropped as upstream's np.unique does), and per bin the frequency in
+// the training data, its values' min, max, mean and std (+1e-11, upstream's guard).
+struct Bins {
+  std::vector<double> boundaries;
+  std::vector<double> frequency, min, max, mean, stdev;
+  std::vector<double> cdf_low, cdf_high;  // the normal CDF at each bin's standardised min and max
+  int of(double v) const {                // numpy.searchsorted(boundaries, v), side "left"
+    return static_cast<int>(std::lower_bound(boundaries.begin(), boundaries.end(), v) - boundaries.begin());
+  }
+};
+
+Bins quartile_bins(std::vector<double> column) {
+  Bins bins;
+  std::sort(column.begin(), column.end());
+  for (const double q : {25.0, 50.0, 75.0}) {
+    const double b = percentile(column, q);
+    if (bins.boundaries.empty() || b != bins.boundaries.back()) bins.boundaries.push_back(b);
+  }
+  const std::size_t count = bins.boundaries.size() + 1;
+  std::vector<std::vector<double>> members(count);
+  for (const double v : column) members[static_cast<std::size_t>(bins.of(v))].push_back(v);
+  for (const auto& m : members) {
+    bins.frequency.push_back(static_cast<double>(m.size()) / static_cast<double>(column.size()));
+    if (m.empty()) {
+      bins.min.push_back(0), bins.max.push_back(0), bins.mean.push_back(0), bins.stdev.push_back(1e-11);
+      continue;
+    }
+    double mean = 0;
+    for (const double v : m) mean += v;
+    mean /= static_cast<double>(m.size());
+    double var = 0;
+    for (const double v : m) var += (v - mean) * (v - mean);
+    bins.min.push_back(m.front());
+    bins.max.push_back(m.back());
+    bins.mean.push_back(mean);
+    bins.stdev.push_back(std::sqrt(var / static_cast<double>(m.size())) + 1e-11);
+  }
+  for (std::size_t k = 0; k < count; ++k) {
+    bins.cdf_low.push_back(normal_cdf((bins.min[k] - bins.mean[k]) / bins.stdev[k]));
+    bins.cdf_high.push_back(normal_cdf((bins.max[k] - bins.mean[k]) / bins.stdev[k]));
+  }
+  return bins;
+}
+
+// A value of bin `k`: a normal of the bin's mean and std truncated to its [min, max], drawn by
+// inverting the CDF; the bin's one value when min == max (upstream returns the standardised
+// value there, which is not a value of the feature).
+double draw_in_bin(const Bins& bins, std::size_t k, detail::Stream& stream) {
+  const double lo = (bins.min[k] - bins.mean[k]) / bins.stdev[k];
+  const double hi = (bins.max[k] - bins.mean[k]) / bins.stdev[k];
+  if (lo == hi) return bins.min[k];
+  const double z = normal_quantile(bins.cdf_low[k] + stream.uniform() * (bins.cdf_high[k] - bins.cdf_low[k]));
+  return bins.mean[k] + bins.stdev[k] * std::clamp(z, lo, hi);
+}
+
+}  // namespace
+
+LimeAttribution lime_tabular(ForwardModel& model, std::span<const float> x, std::int64_t target,
+                             const LimeOptions& options) {
+  detail::check_example(model, x, target);
+  const auto m = static_cast<std::int64_t>(x.size());
+  const std::int64_t rows = detail::row_count(options.training, m, "the training data", true);
+  if (options.samples < 2) throw Error("samples must be at least 2, got " + std::to_string(options.samples));
+  if (!(options.alpha >= 0)) throw Error("alpha must be >= 0");
+  const auto feature = [&](std::int64_t j) {
+    std::vector<double> column(static_cast<std::size_t>(rows));
+    for (std::int64_t r = 0; r < rows; ++r)
+      column[static_cast<std::size_t>(r)] = options.training[static_cast<std::size_t>(r * m + j)];
+    return column;
+  };
+  std::vector<Bins> bins;
+  std::vector<double> mean(static_cast<std::size_t>(m)), scale(static_cast<std::size_t>(m));
+  for (std::int64_t j = 0; j < m; ++j) {
+    const std::vector<double> column = feature(j);
+    double mu = 0;
+    for (const double v : column) mu += v;
+    mu /= static_cast<double>(rows);
+    double var = 0;
+    for (const double v : column) var += (v - mu) * (v - mu);
+    mean[static_cast<std::size_t>(j)] = mu;
+    const double sd = std::sqrt(var / static_cast<double>(rows));
+    scale[static_cast<std::size_t>(j)] = sd > 0 ? sd : 1;  // sklearn's StandardScaler: 1 for a constant
+    if (options.discretize) bins.push_back(quartile_bins(column));
+  }
+  std::vector<int> x_bin(static_cast<std::size_t>(m), 0);
+  if (options.discretize)
+    for (std::int64_t j = 0; j < m; ++j)
+      x_bin[static_cast<std::size_t>(j)] =
+          bins[static_cast<std::size_t>(j)].of(x[static_cast<std::size_t>(j)]);
+
+  // Sample s (from stream s; sample 0 is x): its interpretable row and its model input.
+  const auto n = static_cast<std::size_t>(options.samples);
+  std::vector<double> data(n * static_cast<std::size_t>(m));
+  std::vector<double> outputs(n);
+  detail::Batcher batcher(model, options.max_batch);
+  batcher.forward(
+      options.samples,
+      [&](std::int64_t s, std::span<float> row) {
+        double* z = data.data() + static_cast<std::size_t>(s * m);
+        detail::Stream stream(options.seed, static_cast<std::uint64_t>(s));
+        for (std::int64_t j = 0; j < m; ++j) {
+          const auto jj = static_cast<std::size_t>(j);
+          if (s == 0) {
+            row[jj] = x[jj];
+            z[j] = options.discretize ? 1 : (x[jj] - mean[jj]) / scale[jj];
+            continue;
+          }
+          if (options.discretize) {
+            const Bins& b = bins[jj];
+            // A bin by the training frequencies.
+            double u = stream.uniform();
+            std::size_t k = 0;
+            while (k + 1 < b.frequency.size() && u >= b.frequency[k]) u -= b.frequency[k++];
+            z[j] = static_cast<int>(k) == x_bin[jj] ? 1 : 0;
+            row[jj] = static_cast<float>(draw_in_bin(b, k, stream));
+          } else {
+            const double v = stream.normal() * scale[jj] + mean[jj];
+            row[jj] = static_cast<float>(v);
+            z[j] = (v - mean[jj]) / scale[jj];
+          }
+        }
+      },
+      [&](std::int64_t s, std::span<const float> out) {
+        outputs[static_cast<std::size_t>(s)] = out[static_cast<std::size_t>(target)];
+      });
+
+  // The kernel on the distance to sample 0 in the interpretable space.
+  const double width =
+      options.kernel_width > 0 ? options.kernel_width : 0.75 * std::sqrt(static_cast<double>(m));
+  std::vector<double> weights(n);
+  for (std::size_t s = 0; s < n; ++s) {
+    double d2 = 0;
+    for (std::int64_t j = 0; j < m; ++j) {
+      const double d = data[s * static_cast<std::size_t>(m) + static_cast<std::size_t>(j)] -
+                       data[static_cast<std::size_t>(j)];
+      d2 += d * d;
+    }
+    weights[s] = std::exp(-d2 / (2 * width * width));
+  }
+
+  // Weighted ridge with an intercept, as sklearn's Ridge with sample_weight: centre X and y on
+  // their weighted means, solve (Xc' W Xc + alpha I) beta = Xc' W yc, intercept = ybar - xbar . beta.
+  // The centred products come from the plain weighted sums, sum w x_i x_j - W xbar_i xbar_j,
+  // one triangle, skipping the zeros (the interpretable data is mostly 0/1).
+  const auto mm = static_cast<std::size_t>(m);
+  double wsum = 0, wy = 0;
+  std::vector<double> wx(mm, 0.0), ata(mm * mm, 0.0), aty(mm, 0.0);
+  std::vector<std::size_t> nonzero;
+  for (std::size_t s = 0; s < n; ++s) {
+    const double w = weights[s];
+    const double* z = data.data() + s * mm;
+    wsum += w;
+    wy += w * outputs[s];
+    nonzero.clear();
+    for (std::size_t j = 0; j < mm; ++j)
+      if (z[j] != 0) nonzero.push_back(j);
+    for (std::size_t a = 0; a < nonzero.size(); ++a) {
+      const std::size_t i = nonzero[a];
+      const double wzi = w * z[i];
+      wx[i] += wzi;
+      aty[i] += wzi * outputs[s];
+      for (std::size_t b = a; b < nonzero.size(); ++b) ata[i * mm + nonzero[b]] += wzi * z[nonzero[b]];
+    }
+  }
+  const double ybar = wy / wsum;
+  std::vector<double> xbar(mm);
+  for (std::size_t j = 0; j < mm; ++j) xbar[j] = wx[j] / wsum;
+  for (std::size_t i = 0; i < mm; ++i) {
+    aty[i] -= wsum * xbar[i] * ybar;
+    for (std::size_t j = i; j < mm; ++j) {
+      ata[i * mm + j] -= wsum * xbar[i] * xbar[j];
+      ata[j * mm + i] = ata[i * mm + j];
+    }
+  }
+  for (std::size_t i = 0; i < mm; ++i) ata[i * mm + i] += options.alpha;
+  const std::vector<double> beta = detail::solve(
+      ata, aty, mm, "LIME: the samples do not determine the surrogate (a feature never varies); raise alpha");
+
+  LimeAttribution a;
+  a.method = "lime";
+  a.shape = model.input_shape();
+  a.values = beta;
+  a.intercept = ybar;
+  for (std::size_t j = 0; j < mm; ++j) a.intercept -= xbar[j] * beta[j];
+  double rss = 0, tss = 0;
+  for (std::size_t s = 0; s < n; ++s) {
+    double fit = a.intercept;
+    for (std::size_t j = 0; j < mm; ++j) fit += beta[j] * data[s * mm + j];
+    rss += weights[s] * (outputs[s] - fit) * (outputs[s] - fit);
+    tss += weights[s] * (outputs[s] - ybar) * (outputs[s] - ybar);
+  }
+  a.r2 = tss > 0 ? 1 - rss / tss : 0;
+  a.local_prediction = a.intercept;
+  for (std::size_t j = 0; j < mm; ++j) a.local_prediction += beta[j] * data[j];
+  a.output = outputs[0];
+  a.evaluations = batcher.evaluations();
+  if (options.keep_neighbourhood) {
+    a.data = std::move(data);
+    a.weights = std::move(weights);
+    a.outputs = std::move(outputs);
+  }
+  return a;
+}
+
+}  // namespace tfdebug::interpret
