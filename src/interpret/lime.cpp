@@ -9,6 +9,7 @@
 #include "linear_solve.hpp"
 #include "random.hpp"
 #include "tfdebug/core/error.hpp"
+#include "tfdebug/core/normal.hpp"
 
 namespace tfdebug::interpret {
 namespace {
@@ -19,40 +20,6 @@ double percentile(const std::vector<double>& sorted, double q) {
   const auto low = static_cast<std::size_t>(std::floor(at));
   const std::size_t high = std::min(low + 1, sorted.size() - 1);
   return sorted[low] + (at - static_cast<double>(low)) * (sorted[high] - sorted[low]);
-}
-
-double normal_cdf(double z) {
-  return 0.5 * std::erfc(-z / std::numbers::sqrt2);
-}
-
-// The standard normal's quantile by Acklam's rational approximation (relative error below
-// 1.2e-9: far finer than a sample needs, and a few multiplications in the body of the
-// distribution).
-double normal_quantile(double p) {
-  static constexpr double kA[] = {-3.969683028665376e+01, 2.209460984245205e+02,  -2.759285104469687e+02,
-                                  1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
-  static constexpr double kB[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
-                                  6.680131188771972e+01, -1.328068155288572e+01};
-  static constexpr double kC[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
-                                  -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
-  static constexpr double kD[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
-                                  3.754408661907416e+00};
-  p = std::clamp(p, 1e-300, 1 - 1e-16);
-  double x = 0;
-  if (p < 0.02425) {
-    const double q = std::sqrt(-2 * std::log(p));
-    x = (((((kC[0] * q + kC[1]) * q + kC[2]) * q + kC[3]) * q + kC[4]) * q + kC[5]) /
-        ((((kD[0] * q + kD[1]) * q + kD[2]) * q + kD[3]) * q + 1);
-  } else if (p > 1 - 0.02425) {
-    const double q = std::sqrt(-2 * std::log1p(-p));
-    x = -(((((kC[0] * q + kC[1]) * q + kC[2]) * q + kC[3]) * q + kC[4]) * q + kC[5]) /
-        ((((kD[0] * q + kD[1]) * q + kD[2]) * q + kD[3]) * q + 1);
-  } else {
-    const double q = p - 0.5, r = q * q;
-    x = (((((kA[0] * r + kA[1]) * r + kA[2]) * r + kA[3]) * r + kA[4]) * r + kA[5]) * q /
-        (((((kB[0] * r + kB[1]) * r + kB[2]) * r + kB[3]) * r + kB[4]) * r + 1);
-  }
-  return x;
 }
 
 // A feature's quartile bins from the training column: the boundaries (25th, 50th, 75th
@@ -107,7 +74,8 @@ double draw_in_bin(const Bins& bins, std::size_t k, detail::Stream& stream) {
   const double lo = (bins.min[k] - bins.mean[k]) / bins.stdev[k];
   const double hi = (bins.max[k] - bins.mean[k]) / bins.stdev[k];
   if (lo == hi) return bins.min[k];
-  const double z = normal_quantile(bins.cdf_low[k] + stream.uniform() * (bins.cdf_high[k] - bins.cdf_low[k]));
+  const double z =
+      normal_quantile(bins.cdf_low[k] + stream.uniform() * (bins.cdf_high[k] - bins.cdf_low[k]), false);
   return bins.mean[k] + bins.stdev[k] * std::clamp(z, lo, hi);
 }
 

@@ -13,19 +13,8 @@ require tmux
 run="$work/run"
 mkdir -p "$run"
 sock="tfdebug_top_demo_test_$$"
-tmx() { tmux -L "$sock" -f /dev/null "$@"; }
+source "$here/tmux.sh"
 trap 'tmx kill-server 2>/dev/null; [ -n "${demo:-}" ] && kill "$demo" 2>/dev/null; rm -rf "$work"' EXIT
-screen() { tmx capture-pane -p -t top; }
-wait_for() {  # wait_for PATTERN [SECONDS]: the screen shows it (grep -E) within SECONDS (10)
-  local i
-  for i in $(seq $((${2:-10} * 10))); do
-    screen | grep -qE "$1" && return 0
-    sleep 0.1
-  done
-  echo "screen without /$1/:" >&2
-  screen >&2
-  return 1
-}
 
 tmx -u new-session -d -s top -x 110 -y 45 \
   "env LANG=C.UTF-8 TERM=tmux-256color '$tfdebug' top '$run' --interval 0.1; echo \$? >'$work/rc'; sleep 60"

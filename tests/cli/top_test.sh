@@ -42,20 +42,8 @@ append_steps 1 3
 report_at 2
 
 sock="tfdebug_top_test_$$"
-tmx() { tmux -L "$sock" -f /dev/null "$@"; }
+source "$here/tmux.sh"
 trap 'tmx kill-server 2>/dev/null; rm -rf "$work"' EXIT
-screen() { tmx capture-pane -p -t top; }
-# wait_for PATTERN: up to 10 s for the screen to show it (grep -E).
-wait_for() {
-  local i
-  for i in $(seq 100); do
-    screen | grep -qE "$1" && return 0
-    sleep 0.1
-  done
-  echo "screen without /$1/:" >&2
-  screen >&2
-  return 1
-}
 
 tmx -u new-session -d -s top -x 120 -y 40 \
   "env LANG=C.UTF-8 TERM=tmux-256color '$tfdebug' top '$live' --interval 0.1; echo \$? >'$work/rc'; sleep 30"
