@@ -81,4 +81,14 @@ std::size_t display_width(const std::string& text) {
   return width;
 }
 
+std::string format_count(std::int64_t value) {
+  std::string digits = std::to_string(value < 0 ? -value : value);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return value < 0 ? "-" + out : out;
+}
+
 }  // namespace tfdebug

@@ -50,6 +50,9 @@ Coalitions::Coalitions(ForwardModel& model, std::span<const float> x, std::int64
     player_of_feature_[static_cast<std::size_t>(f)] = static_cast<std::int64_t>(players_.size());
     players_.push_back(f);
   }
+  player_of_element_.resize(x.size());
+  for (std::size_t j = 0; j < x.size(); ++j)
+    player_of_element_[j] = player_of_feature_[static_cast<std::size_t>(group_[j])];
 }
 
 std::vector<double> Coalitions::values(std::span<const std::uint8_t> masks, std::int64_t count) {
@@ -63,7 +66,7 @@ std::vector<double> Coalitions::values(std::span<const std::uint8_t> masks, std:
         const float* b = background_.data() + (i % rows_) * numel;
         const std::uint8_t* mask = masks.data() + m * width;
         for (std::int64_t j = 0; j < numel; ++j) {
-          const std::int64_t p = player_of_feature_[static_cast<std::size_t>(group_[j])];
+          const std::int64_t p = player_of_element_[static_cast<std::size_t>(j)];
           // A feature that does not vary is the same in x and every background row.
           row[static_cast<std::size_t>(j)] = p >= 0 && mask[p] ? x_[static_cast<std::size_t>(j)] : b[j];
         }

@@ -39,6 +39,7 @@ class Coalitions {
   std::int64_t features_ = 0;
   std::vector<std::int64_t> players_;            // feature of each player
   std::vector<std::int64_t> player_of_feature_;  // -1 for a feature that does not vary
+  std::vector<std::int64_t> player_of_element_;  // player_of_feature_ of each element's group
   std::vector<std::int64_t> group_size_;
   std::vector<std::int64_t> shape_;
 };

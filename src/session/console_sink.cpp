@@ -25,19 +25,8 @@ const char* colour_of(Severity severity) {
   return "";
 }
 
-// 1234567 -> "1,234,567".
-std::string with_separators(long long n) {
-  const std::string digits = std::to_string(n < 0 ? -n : n);
-  std::string out = n < 0 ? "-" : "";
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
-    out.push_back(digits[i]);
-  }
-  return out;
-}
-
 std::string counted(long long n, const char* one, const char* many) {
-  return with_separators(n).append(" ").append(n == 1 ? one : many);
+  return format_count(n).append(" ").append(n == 1 ? one : many);
 }
 
 // `text` padded with spaces to `width` columns.
@@ -80,7 +69,7 @@ void ConsoleSink::on_run_end(const RunSummary& s) {
   std::fprintf(out_, "tfdebug: %s, %s: %s, %s, %s info\n", counted(s.steps, "step", "steps").c_str(),
                counted(s.observations, "observation", "observations").c_str(),
                counted(counts[2], "error", "errors").c_str(),
-               counted(counts[1], "warning", "warnings").c_str(), with_separators(counts[0]).c_str());
+               counted(counts[1], "warning", "warnings").c_str(), format_count(counts[0]).c_str());
   // Errors first, then warnings, then info; in the order found within each.
   std::vector<const Finding*> order;
   for (const Finding& f : s.findings) order.push_back(&f);

@@ -76,6 +76,20 @@ std::string method_list() {
   return s;
 }
 
+// "a,b,c" -> {"a", "b", "c"} (fields kept as written; an empty text gives none).
+std::vector<std::string> split_names(const std::string& text) {
+  std::vector<std::string> names;
+  if (text.empty()) return names;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    names.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return names;
+}
+
 // Numbers from text: a CSV line or file ("5.1,3.5,1.4,0.2", one row a line; a first line that
 // is not all numbers is a header and skipped). tfdebug::Error naming `what` and the bad field.
 std::vector<std::vector<float>> csv_rows(const std::string& text, const std::string& what,
@@ -89,12 +103,8 @@ std::vector<std::vector<float>> csv_rows(const std::string& text, const std::str
     if (line.find_first_not_of(" \t") == std::string::npos) continue;
     std::vector<float> row;
     bool numeric = true;
-    std::size_t start = 0;
     std::string bad;
-    while (start <= line.size()) {
-      std::size_t end = line.find(',', start);
-      if (end == std::string::npos) end = line.size();
-      std::string field = line.substr(start, end - start);
+    for (std::string field : split_names(line)) {
       field.erase(0, field.find_first_not_of(" \t"));
       field.erase(field.find_last_not_of(" \t") + 1);
       float value = 0;
@@ -105,7 +115,6 @@ std::vector<std::vector<float>> csv_rows(const std::string& text, const std::str
         break;
       }
       row.push_back(value);
-      start = end + 1;
     }
     if (!numeric) {
       if (rows.empty() && line_number == 1) {  // a header
@@ -128,18 +137,23 @@ std::string read_text(const std::string& path) {
   return s.str();
 }
 
+// A .npy file's one array as f32 values, and its shape.
+std::vector<float> npy_values(const std::string& path, std::vector<std::int64_t>* shape = nullptr) {
+  const io::ModelFile file = io::ModelFile::open(path);
+  if (file.tensors().size() != 1) throw Error(path + ": expected one array");
+  const io::NamedTensor& t = file.tensors().front();
+  if (t.quantized) throw Error(path + ": a block-quantised array cannot be an input");
+  const Tensor values = Tensor::copy_of(t.view, DType::f32);
+  if (shape != nullptr) shape->assign(t.view.shape().begin(), t.view.shape().end());
+  return {values.values<float>().begin(), values.values<float>().end()};
+}
+
 // Rows of numbers from a .npy file (f32/f64/integers; the last dimensions are one example) or
 // a CSV file; `numel` values a row.
 std::vector<float> read_rows(const std::string& path, std::int64_t numel, const std::string& what) {
   std::vector<float> out;
   if (path.ends_with(".npy")) {
-    const io::ModelFile file = io::ModelFile::open(path);
-    if (file.tensors().size() != 1) throw Error(path + ": expected one array");
-    const io::NamedTensor& t = file.tensors().front();
-    if (t.quantized) throw Error(path + ": a block-quantised array cannot be an input");
-    const Tensor values = Tensor::copy_of(t.view, DType::f32);
-    const auto span = values.values<float>();
-    out.assign(span.begin(), span.end());
+    out = npy_values(path);
   } else {
     for (const auto& row : csv_rows(read_text(path), path)) {
       if (static_cast<std::int64_t>(row.size()) != numel) {
@@ -166,13 +180,7 @@ struct Input {
 Input read_input(const std::string& spec) {
   Input in;
   if (spec.ends_with(".npy")) {
-    const io::ModelFile file = io::ModelFile::open(spec);
-    if (file.tensors().size() != 1) throw Error(spec + ": expected one array");
-    const io::NamedTensor& t = file.tensors().front();
-    if (t.quantized) throw Error(spec + ": a block-quantised array cannot be an input");
-    const Tensor values = Tensor::copy_of(t.view, DType::f32);
-    in.values.assign(values.values<float>().begin(), values.values<float>().end());
-    in.shape.assign(t.view.shape().begin(), t.view.shape().end());
+    in.values = npy_values(spec, &in.shape);
     if (in.shape.size() > 1 && in.shape.front() == 1) in.shape.erase(in.shape.begin());
     if (in.shape.empty()) in.shape = {1};
     return in;
@@ -186,19 +194,6 @@ Input read_input(const std::string& spec) {
   in.values = rows.front();
   in.shape = {static_cast<std::int64_t>(in.values.size())};
   return in;
-}
-
-std::vector<std::string> split_names(const std::string& text) {
-  std::vector<std::string> names;
-  if (text.empty()) return names;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    std::size_t end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    names.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return names;
 }
 
 // "[2, 3]" in the input's shape for element `flat`.

@@ -176,16 +176,6 @@ std::string format_number(double value) {
   return std::string(buffer, static_cast<std::size_t>(n));
 }
 
-std::string format_count(std::int64_t value) {
-  std::string digits = std::to_string(value < 0 ? -value : value);
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return value < 0 ? "-" + out : out;
-}
-
 void KeyValueTable::add(std::string key, std::string value) {
   rows_.emplace_back(std::move(key), std::move(value));
 }

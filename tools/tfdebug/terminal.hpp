@@ -31,6 +31,7 @@ bool interactive(std::FILE* stream);
 // Text that fits the terminal (tfdebug/core/terminal_text.hpp), shared with the ConsoleSink.
 using tfdebug::display_width;
 using tfdebug::elide_middle;
+using tfdebug::format_count;
 using tfdebug::terminal_columns;
 using tfdebug::wrap_words;
 
@@ -50,8 +51,6 @@ std::string progress_bar(std::int64_t done, std::int64_t total);
 
 // Seven significant digits (for reading; JSON and CSV carry full precision); "nan", "inf", "-inf".
 std::string format_number(double value);
-// Integer with thousands separators: 1,234,567.
-std::string format_count(std::int64_t value);
 
 // A duration given in nanoseconds with a unit that suits it: "12.35 ns", "1.197 ms", "2.000 s".
 std::string format_duration(double ns);

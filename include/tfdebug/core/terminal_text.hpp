@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -32,5 +33,8 @@ std::string elide_middle(const std::string& text, std::size_t columns);
 // `text` cut into lines of at most `columns` columns at spaces (a word longer than a line stays
 // whole); columns 0 gives one line. Each line after the first starts with `indent` spaces.
 std::vector<std::string> wrap_words(const std::string& text, std::size_t columns, std::size_t indent);
+
+// Integer with thousands separators: 1,234,567.
+std::string format_count(std::int64_t value);
 
 }  // namespace tfdebug
