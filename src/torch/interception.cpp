@@ -39,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "op_override.hpp"
 #include "op_path.hpp"
 #include "tfdebug/core/error.hpp"
 
@@ -48,6 +49,10 @@ namespace {
 
 // The boxed fallback for kModeKey: every op the intercepting thread calls (Note [Interception]).
 void on_op(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch::jit::Stack* stack) {
+  if (OpOverride* o = current_override(); o != nullptr) [[unlikely]] {  // Note [Op overrides]
+    call_override(*o, op, keys, stack);
+    return;
+  }
   AttachState* s = live_attachment().load(std::memory_order_acquire);
   // Note [Outer ops only]: the ops this op calls do not come back here, unless asked for.
   std::optional<c10::impl::ExcludeDispatchKeyGuard> outer_only;

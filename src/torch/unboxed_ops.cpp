@@ -9,6 +9,7 @@
 // allocation), calls the op through its typed redispatch, and observes the returned tensors as
 // they are. Every other op still reaches on_op.
 #include <ATen/SequenceNumber.h>
+#include <ATen/core/boxing/impl/boxing.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/_log_softmax_backward_data_ops.h>
 #include <ATen/ops/_softmax_backward_data_ops.h>
@@ -56,6 +57,7 @@
 #include <type_traits>
 
 #include "interception.hpp"
+#include "op_override.hpp"
 #include "op_path.hpp"
 
 namespace tfdebug::torch::detail {
@@ -100,6 +102,16 @@ struct Unboxed<Op, R(A...)> {
   }
 
   static R call(c10::DispatchKeySet keys, A... args) {
+    if (OpOverride* o = current_override(); o != nullptr) [[unlikely]] {  // Note [Op overrides]
+      static const c10::OperatorHandle handle = c10::Dispatcher::singleton().findSchemaOrThrow(Op::name, Op::overload_name);
+      ::torch::jit::Stack stack = c10::impl::boxArgs<A...>(std::forward<A>(args)...);
+      call_override(*o, handle, keys, &stack);
+      if constexpr (std::is_lvalue_reference_v<R>) {
+        return std::get<0>(std::forward_as_tuple(args...));  // in-place ops return self
+      } else {
+        return c10::impl::PopResult<R>::call(stack);
+      }
+    }
     AttachState* s = live_attachment().load(std::memory_order_acquire);
     std::optional<c10::impl::ExcludeDispatchKeyGuard> outer_only;  // Note [Outer ops only]
     if (s == nullptr || !s->options.nested_ops) outer_only.emplace(kModeKey);
