@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "explain_cam.hpp"
 #include "json_output.hpp"
 #include "safe_text.hpp"
 #include "suggest.hpp"
@@ -49,6 +50,8 @@ struct ExplainArgs {
   bool json = false;
   bool evaluate = false;
   std::string neighbourhood;  // lime: the samples, weights and outputs as CSV
+  std::string layer;          // the CAM methods: a module path of the model
+  std::string png;            // the CAM methods: the map beside the input
 };
 
 // The methods `explain` runs, with what they need and their defaults, for --help and errors.
@@ -68,6 +71,9 @@ constexpr MethodInfo kMethods[] = {
     {"lime",
      "--samples 5000 around x, quartile bins of the --background rows (the training data, "
      "required), Ridge(alpha=1)"},
+    {"grad-cam", "--layer NAME (required): ReLU(sum_k mean(dy/dA^k) A^k), resized to the input"},
+    {"grad-cam-plus-plus", "--layer NAME (required): Grad-CAM++'s closed-form weights"},
+    {"score-cam", "--layer NAME (required): softmax of y(x * mask_k) over the channels; --max-batch"},
 };
 
 std::string method_list() {
@@ -341,6 +347,26 @@ int run_explain(const ExplainArgs& args) {
     if (const auto close = closest_name(args.method, names)) message += " — did you mean '" + *close + "'?";
     throw Error(message + " (methods: " + method_list() + ")");
   }
+  if (is_cam_method(args.method)) {
+    Input in = read_input(args.input);
+    // A map needs the channels: a .npy of [1, 8, 8] is one channel of 8 x 8 here, not a batch of
+    // one [8, 8]; only a 4-d batch of one loses its leading 1.
+    if (args.input.ends_with(".npy")) {
+      npy_values(args.input, &in.shape);
+      if (in.shape.size() >= 4 && in.shape.front() == 1) in.shape.erase(in.shape.begin());
+    }
+    return run_cam_explain({.model = args.model,
+                            .input = std::move(in.values),
+                            .shape = std::move(in.shape),
+                            .method = args.method,
+                            .layer = args.layer,
+                            .target = args.target,
+                            .max_batch = args.max_batch,
+                            .json = args.json,
+                            .png = args.png});
+  }
+  if (!args.layer.empty() || !args.png.empty())
+    throw Error("--layer and --png are for grad-cam, grad-cam-plus-plus and score-cam");
   const Input input = read_input(args.input);
   torch::TorchModel model = torch::load_torchscript(args.model, input.shape);
   const auto numel = static_cast<std::int64_t>(input.values.size());
@@ -539,6 +565,10 @@ void register_explain(CLI::App& app, int& exit_code) {
   cmd->add_option(
       "--save-neighbourhood", args->neighbourhood,
       "lime: also write the samples the surrogate was fitted to as CSV (weight, output, features)");
+  cmd->add_option("--layer", args->layer,
+                  "grad-cam, grad-cam-plus-plus, score-cam: the layer, by module path (conv2, features.3)");
+  cmd->add_option("--png", args->png,
+                  "grad-cam, grad-cam-plus-plus, score-cam: draw the input and the map as a PNG");
   cmd->add_flag("--evaluate", args->evaluate,
                 "Also measure the attributions: infidelity, sensitivity-max (the method run 10 more times), "
                 "deletion and insertion curves with their AUC (20 steps, towards zeros)");

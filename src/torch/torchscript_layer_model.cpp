@@ -1,0 +1,52 @@
+// load_torchscript_layer (layer_model.hpp): a TorchScript file as a TorchLayerModel. Apart from
+// torch_layer_model.cpp because torch/script.h is what clang-tidy cannot parse (scripts/lint.sh).
+#include <torch/csrc/jit/runtime/graph_executor.h>
+#include <torch/script.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tfdebug/core/error.hpp"
+#include "tfdebug/torch/layer_model.hpp"
+
+namespace tfdebug::torch {
+
+TorchLayerModel load_torchscript_layer(const std::string& path, std::vector<std::int64_t> input_shape,
+                                       const std::string& layer) {
+  std::shared_ptr<::torch::jit::Module> module;
+  try {
+    module = std::make_shared<::torch::jit::Module>(::torch::jit::load(path, at::Device(at::kCPU)));
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    if (const auto cut = what.find('\n'); cut != std::string::npos) what.resize(cut);
+    throw Error(path +
+                ": not a TorchScript file torch::jit::load can read (save one with "
+                "torch.jit.script(model).save(path)): " +
+                what);
+  }
+  module->eval();
+  // The interpreter runs every op through the dispatcher, where the layer's parameters are the
+  // module's own tensors; the module is owned by the function, so these stay valid.
+  std::vector<TorchLayerModel::Parameter> parameters;
+  for (const auto& named : module->named_parameters(/*recurse=*/true)) {
+    const auto dot = named.name.rfind('.');
+    const auto& storage = named.value.unsafeGetTensorImpl()->unsafe_storage();
+    parameters.push_back({dot == std::string::npos ? std::string() : named.name.substr(0, dot),
+                          storage ? storage.data() : nullptr});
+  }
+  try {
+    return TorchLayerModel(
+        [module](const at::Tensor& batch) {
+          // Note [Layer capture] needs the layer's ops in the autograd graph: the optimised
+          // executor would fuse them into a differentiable graph whose inside autograd never sees.
+          const ::torch::jit::GraphOptimizerEnabledGuard unoptimised(false);
+          return module->forward({batch}).toTensor();
+        },
+        parameters, layer, std::move(input_shape));
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
+}
+
+}  // namespace tfdebug::torch
