@@ -16,6 +16,7 @@
 
 #include "commands.hpp"
 #include "explain_cam.hpp"
+#include "explain_rules.hpp"
 #include "json_output.hpp"
 #include "safe_text.hpp"
 #include "suggest.hpp"
@@ -52,6 +53,9 @@ struct ExplainArgs {
   std::string neighbourhood;  // lime: the samples, weights and outputs as CSV
   std::string layer;          // the CAM methods: a module path of the model
   std::string png;            // the CAM methods: the map beside the input
+  std::string lrp_rule = "epsilon";
+  double lrp_epsilon = 1e-9;
+  double lrp_gamma = 0.25;
 };
 
 // The methods `explain` runs, with what they need and their defaults, for --help and errors.
@@ -74,6 +78,11 @@ constexpr MethodInfo kMethods[] = {
     {"grad-cam", "--layer NAME (required): ReLU(sum_k mean(dy/dA^k) A^k), resized to the input"},
     {"grad-cam-plus-plus", "--layer NAME (required): Grad-CAM++'s closed-form weights"},
     {"score-cam", "--layer NAME (required): softmax of y(x * mask_k) over the channels; --max-batch"},
+    {"deeplift", "rescale rule against --baseline (zero); sums to f(x) - f(x')"},
+    {"deeplift-shap", "deeplift averaged over the --background rows (required) as baselines"},
+    {"lrp", "relevance by --lrp-rule epsilon (--lrp-epsilon 1e-9), gamma (--lrp-gamma 0.25) or alpha1-beta0"},
+    {"guided-backprop", "the gradient with each ReLU passing only positive gradients where its input is > 0"},
+    {"deconvnet", "the gradient with each ReLU passing relu(gradient)"},
 };
 
 std::string method_list() {
@@ -269,6 +278,23 @@ void write_neighbourhood(const std::string& path, const interpret::LimeAttributi
   if (!out) throw Error(path + ": cannot write");
 }
 
+// --baseline: empty for zero, the mean of the background rows, or a file's one example.
+std::vector<float> baseline_of(const ExplainArgs& args, std::span<const float> x,
+                               const std::vector<float>& background) {
+  std::vector<float> baseline;
+  if (args.baseline == "mean") {
+    if (background.empty()) throw Error("--baseline mean needs --background rows");
+    const std::size_t n = x.size();
+    baseline.assign(n, 0.0f);
+    const std::size_t rows = background.size() / n;
+    for (std::size_t i = 0; i < background.size(); ++i) baseline[i % n] += background[i] / float(rows);
+  } else if (args.baseline != "zero") {
+    baseline = read_rows(args.baseline, static_cast<std::int64_t>(x.size()), "--baseline");
+    if (baseline.size() != x.size()) throw Error(args.baseline + ": expected one example as the baseline");
+  }
+  return baseline;
+}
+
 interpret::Attribution explain(interpret::GradientModel& model, const ExplainArgs& args,
                                std::span<const float> x, std::int64_t target,
                                const std::vector<float>& background) {
@@ -280,18 +306,17 @@ interpret::Attribution explain(interpret::GradientModel& model, const ExplainArg
     o.steps = args.steps;
     o.method = parse_quadrature(args.quadrature);
     o.max_batch = args.max_batch;
-    if (args.baseline == "mean") {
-      if (background.empty()) throw Error("--baseline mean needs --background rows");
-      const std::size_t n = x.size();
-      o.baseline.assign(n, 0.0f);
-      const std::size_t rows = background.size() / n;
-      for (std::size_t i = 0; i < background.size(); ++i) o.baseline[i % n] += background[i] / float(rows);
-    } else if (args.baseline != "zero") {
-      o.baseline = read_rows(args.baseline, static_cast<std::int64_t>(x.size()), "--baseline");
-      if (o.baseline.size() != x.size())
-        throw Error(args.baseline + ": expected one example as the baseline");
-    }
+    o.baseline = baseline_of(args, x, background);
     return integrated_gradients(model, x, target, o);
+  }
+  if (is_rule_method(m)) {
+    const RuleMethodArgs rule{.model = args.model,
+                              .method = m,
+                              .lrp_rule = args.lrp_rule,
+                              .lrp_epsilon = args.lrp_epsilon,
+                              .lrp_gamma = args.lrp_gamma,
+                              .max_batch = args.max_batch};
+    return explain_rules(rule, model.input_shape(), x, target, baseline_of(args, x, background), background);
   }
   if (m == "smoothgrad") {
     SmoothGradOptions o;
@@ -468,7 +493,8 @@ int run_explain(const ExplainArgs& args) {
   facts.add("output", format_number(a.output));
   if (!std::isnan(a.reference_output)) {
     // Integrated Gradients compares with its baseline; the others with the background's rows.
-    const bool over_background = a.method != "integrated-gradients" && !background.empty();
+    const bool over_background =
+        a.method != "integrated-gradients" && a.method != "deeplift" && !background.empty();
     facts.add(over_background ? "mean over the background" : "at the baseline",
               format_number(a.reference_output));
   }
@@ -542,7 +568,8 @@ void register_explain(CLI::App& app, int& exit_code) {
                   "Rows of the data (.npy [n, ...] or CSV): the SHAP methods' background, Gradient SHAP's "
                   "baselines, Expected Gradients' distribution");
   cmd->add_option("--baseline", args->baseline,
-                  "integrated-gradients: zero, mean (of --background), or a .npy / CSV file of one example")
+                  "integrated-gradients, deeplift: zero, mean (of --background), or a .npy / CSV file of one "
+                  "example")
       ->capture_default_str();
   cmd->add_option("--steps", args->steps, "integrated-gradients: quadrature nodes")->capture_default_str();
   cmd->add_option("--quadrature", args->quadrature,
@@ -553,6 +580,13 @@ void register_explain(CLI::App& app, int& exit_code) {
                   "(shap-permutation 500) or coalitions (kernel-shap 2M+2048)");
   cmd->add_option("--stdev", args->stdev,
                   "smoothgrad (1.0) and gradient-shap (0): the noise's sigma, absolute");
+  cmd->add_option("--lrp-rule", args->lrp_rule,
+                  "lrp: the rule of every linear layer: epsilon, gamma, alpha1-beta0")
+      ->capture_default_str();
+  cmd->add_option("--lrp-epsilon", args->lrp_epsilon, "lrp: the stabiliser of the denominators")
+      ->capture_default_str();
+  cmd->add_option("--lrp-gamma", args->lrp_gamma, "lrp --lrp-rule gamma: w + gamma w+")
+      ->capture_default_str();
   cmd->add_option("--seed", args->seed, "Seed of every random draw (same seed, same answer)")
       ->capture_default_str();
   cmd->add_option("--max-batch", args->max_batch, "Examples per model call: memory is bounded by this")
