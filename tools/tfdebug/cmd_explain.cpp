@@ -17,6 +17,7 @@
 #include "commands.hpp"
 #include "explain_cam.hpp"
 #include "explain_rules.hpp"
+#include "explain_attention.hpp"
 #include "json_output.hpp"
 #include "safe_text.hpp"
 #include "suggest.hpp"
@@ -56,6 +57,9 @@ struct ExplainArgs {
   std::string lrp_rule = "epsilon";
   double lrp_epsilon = 1e-9;
   double lrp_gamma = 0.25;
+  std::string attention_html, attention_png, head_fusion = "mean";  // attention-rollout
+  double discard_ratio = 0;
+  std::int64_t delimiter = 0;
 };
 
 // The methods `explain` runs, with what they need and their defaults, for --help and errors.
@@ -83,6 +87,9 @@ constexpr MethodInfo kMethods[] = {
     {"lrp", "relevance by --lrp-rule epsilon (--lrp-epsilon 1e-9), gamma (--lrp-gamma 0.25) or alpha1-beta0"},
     {"guided-backprop", "the gradient with each ReLU passing only positive gradients where its input is > 0"},
     {"deconvnet", "the gradient with each ReLU passing relu(gradient)"},
+    {"attention-rollout",
+     "--model demo: the last token's Attention Rollout over the input tokens (--head-fusion mean, "
+     "--discard-ratio 0), head roles and importance; --attention-html, --attention-png"},
 };
 
 std::string method_list() {
@@ -392,6 +399,23 @@ int run_explain(const ExplainArgs& args) {
   }
   if (!args.layer.empty() || !args.png.empty())
     throw Error("--layer and --png are for grad-cam, grad-cam-plus-plus and score-cam");
+  if (args.method == "attention-rollout" || args.model == "demo") {
+    if (args.method != "attention-rollout")
+      throw Error("--model demo is explained by --method attention-rollout");
+    if (args.evaluate || !args.background.empty() || !args.neighbourhood.empty())
+      throw Error("attention-rollout takes no --evaluate, --background or --save-neighbourhood");
+    return run_attention_explain({.model = args.model,
+                                  .input = args.input,
+                                  .target = args.target,
+                                  .fusion = args.head_fusion,
+                                  .discard_ratio = args.discard_ratio,
+                                  .delimiter = args.delimiter,
+                                  .html = args.attention_html,
+                                  .png = args.attention_png,
+                                  .json = args.json});
+  }
+  if (!args.attention_html.empty() || !args.attention_png.empty())
+    throw Error("--attention-html and --attention-png are for --method attention-rollout");
   const Input input = read_input(args.input);
   torch::TorchModel model = torch::load_torchscript(args.model, input.shape);
   const auto numel = static_cast<std::int64_t>(input.values.size());
@@ -555,7 +579,10 @@ void register_explain(CLI::App& app, int& exit_code) {
   for (const MethodInfo& m : kMethods) methods.append("\n  ").append(m.name).append(": ").append(m.what);
   CLI::App* cmd = app.add_subcommand(
       "explain", "Why did the model give this output? Attributions of one input (docs/interpretability.md)");
-  cmd->add_option("--model", args->model, "A TorchScript file (torch.jit.script(model).save(path))")
+  cmd->add_option(
+         "--model", args->model,
+         "A TorchScript file (torch.jit.script(model).save(path)), or demo: tfdebug demo's model, "
+         "trained here for a few seconds (--method attention-rollout; --input its token ids: \"3 5 0 3\")")
       ->required();
   cmd->add_option(
          "--input", args->input,
@@ -603,6 +630,19 @@ void register_explain(CLI::App& app, int& exit_code) {
                   "grad-cam, grad-cam-plus-plus, score-cam: the layer, by module path (conv2, features.3)");
   cmd->add_option("--png", args->png,
                   "grad-cam, grad-cam-plus-plus, score-cam: draw the input and the map as a PNG");
+  cmd->add_option("--attention-html", args->attention_html,
+                  "attention-rollout: also write the attention as one HTML page (head view, model view)");
+  cmd->add_option("--attention-png", args->attention_png,
+                  "attention-rollout: also draw every layer and head's attention and the rollout as a PNG");
+  cmd->add_option("--head-fusion", args->head_fusion, "attention-rollout: mean, max or min of the heads")
+      ->check(CLI::IsMember({"mean", "max", "min"}))
+      ->capture_default_str();
+  cmd->add_option(
+         "--discard-ratio", args->discard_ratio,
+         "attention-rollout: the fraction of each layer's smallest weights dropped (vit-explain: 0.9)")
+      ->capture_default_str();
+  cmd->add_option("--delimiter", args->delimiter, "attention-rollout: the token id of the delimiter role")
+      ->capture_default_str();
   cmd->add_flag("--evaluate", args->evaluate,
                 "Also measure the attributions: infidelity, sensitivity-max (the method run 10 more times), "
                 "deletion and insertion curves with their AUC (20 steps, towards zeros)");

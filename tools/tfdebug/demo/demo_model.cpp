@@ -137,7 +137,11 @@ struct TransformerLm : ::torch::nn::Module {
 
   at::Tensor forward(const at::Tensor& tokens) {
     auto x = tok(tokens) + pos(at::arange(tokens.size(1), at::kLong));
-    for (auto& block : block_list) x = block->forward(x, mask);
+    // Shorter sequences (explain's inputs) take the mask's top-left corner; training's full ones
+    // run the mask itself, as always.
+    const auto n = tokens.size(1);
+    const at::Tensor causal = n == mask.size(0) ? mask : mask.slice(0, 0, n).slice(1, 0, n);
+    for (auto& block : block_list) x = block->forward(x, causal);
     return head(ln_f(x));
   }
 
@@ -252,6 +256,10 @@ std::function<void()> DemoTrainer::forward_pass() {
     ::torch::NoGradGuard no_grad;
     (void)model->forward(inputs);
   };
+}
+
+at::Tensor DemoTrainer::logits(const at::Tensor& tokens) {
+  return impl_->model->forward(tokens);
 }
 
 TensorView DemoTrainer::token_embedding() const {

@@ -19,6 +19,9 @@
 
 #include "tfdebug/core/tensor_view.hpp"
 
+namespace at {
+class Tensor;
+}  // namespace at
 namespace torch::nn {
 class Module;
 }  // namespace torch::nn
@@ -73,6 +76,9 @@ class DemoTrainer {
   // One forward pass of the model, without gradients, on a batch made now (so that running it
   // runs only the model's ops): what tfdebug::torch::trace_graph records.
   std::function<void()> forward_pass();
+  // The model's logits [batch, n, vocab] for token ids [batch, n] (long, n <= 2 * length), in
+  // eval mode's terms (the model has no dropout); what tfdebug explain --model demo explains.
+  at::Tensor logits(const at::Tensor& tokens);
   // The token embedding matrix tok.weight, [vocab, d_model] f32; valid while the trainer lives.
   TensorView token_embedding() const;
 
