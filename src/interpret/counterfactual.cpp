@@ -6,43 +6,11 @@
 #include <string>
 
 #include "batching.hpp"
+#include "mad_scale.hpp"
 #include "tfdebug/core/error.hpp"
 
 namespace tfdebug::interpret {
 namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-// Per feature, what one unit of distance is: its MAD over the training rows, else its standard
-// deviation, else 1.
-std::vector<double> scales(const CounterfactualOptions& o, std::size_t n) {
-  std::vector<double> scale(n, 1.0);
-  if (o.distance != Distance::l1_mad || o.training.empty()) return scale;
-  const std::int64_t rows =
-      detail::row_count(o.training, static_cast<std::int64_t>(n), "the training data", true);
-  for (std::size_t j = 0; j < n; ++j) {
-    std::vector<double> column(static_cast<std::size_t>(rows));
-    for (std::int64_t r = 0; r < rows; ++r)
-      column[static_cast<std::size_t>(r)] = o.training[static_cast<std::size_t>(r) * n + j];
-    const double mid = median(column);
-    std::vector<double> deviation(column.size());
-    for (std::size_t r = 0; r < column.size(); ++r) deviation[r] = std::fabs(column[r] - mid);
-    double s = median(deviation);
-    if (!(s > 0)) {
-      double mean = 0, var = 0;
-      for (const double v : column) mean += v;
-      mean /= static_cast<double>(rows);
-      for (const double v : column) var += (v - mean) * (v - mean);
-      s = std::sqrt(var / static_cast<double>(rows));
-    }
-    scale[j] = s > 0 ? s : 1.0;
-  }
-  return scale;
-}
 
 struct Descent {
   bool valid = false;
@@ -73,7 +41,8 @@ Counterfactual wachter_counterfactual(GradientModel& model, std::span<const floa
     fixed[static_cast<std::size_t>(j)] = true;
   }
   Counterfactual out;
-  out.scale = scales(o, n);
+  out.scale =
+      o.distance == Distance::l1_mad ? detail::mad_scales(o.training, n) : std::vector<double>(n, 1.0);
   const auto distance = [&](std::span<const float> p) {
     double d = 0;
     for (std::size_t j = 0; j < n; ++j) {

@@ -6,12 +6,13 @@
 #include <string>
 
 #include "batching.hpp"
-#include "linear_solve.hpp"
 #include "random.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/core/normal.hpp"
+#include "weighted_ridge.hpp"
 
 namespace tfdebug::interpret {
+using detail::RidgeFit;
 namespace {
 
 // numpy.percentile's default (linear interpolation between order statistics) of sorted values.
@@ -164,60 +165,15 @@ LimeAttribution lime_tabular(ForwardModel& model, std::span<const float> x, std:
     weights[s] = std::exp(-d2 / (2 * width * width));
   }
 
-  // Weighted ridge with an intercept, as sklearn's Ridge with sample_weight: centre X and y on
-  // their weighted means, solve (Xc' W Xc + alpha I) beta = Xc' W yc, intercept = ybar - xbar . beta.
-  // The centred products come from the plain weighted sums, sum w x_i x_j - W xbar_i xbar_j,
-  // one triangle, skipping the zeros (the interpretable data is mostly 0/1).
-  const auto mm = static_cast<std::size_t>(m);
-  double wsum = 0, wy = 0;
-  std::vector<double> wx(mm, 0.0), ata(mm * mm, 0.0), aty(mm, 0.0);
-  std::vector<std::size_t> nonzero;
-  for (std::size_t s = 0; s < n; ++s) {
-    const double w = weights[s];
-    const double* z = data.data() + s * mm;
-    wsum += w;
-    wy += w * outputs[s];
-    nonzero.clear();
-    for (std::size_t j = 0; j < mm; ++j)
-      if (z[j] != 0) nonzero.push_back(j);
-    for (std::size_t a = 0; a < nonzero.size(); ++a) {
-      const std::size_t i = nonzero[a];
-      const double wzi = w * z[i];
-      wx[i] += wzi;
-      aty[i] += wzi * outputs[s];
-      for (std::size_t b = a; b < nonzero.size(); ++b) ata[i * mm + nonzero[b]] += wzi * z[nonzero[b]];
-    }
-  }
-  const double ybar = wy / wsum;
-  std::vector<double> xbar(mm);
-  for (std::size_t j = 0; j < mm; ++j) xbar[j] = wx[j] / wsum;
-  for (std::size_t i = 0; i < mm; ++i) {
-    aty[i] -= wsum * xbar[i] * ybar;
-    for (std::size_t j = i; j < mm; ++j) {
-      ata[i * mm + j] -= wsum * xbar[i] * xbar[j];
-      ata[j * mm + i] = ata[i * mm + j];
-    }
-  }
-  for (std::size_t i = 0; i < mm; ++i) ata[i * mm + i] += options.alpha;
-  const std::vector<double> beta = detail::solve(
-      ata, aty, mm, "LIME: the samples do not determine the surrogate (a feature never varies); raise alpha");
-
+  const RidgeFit fit =
+      detail::weighted_ridge(data, static_cast<std::size_t>(m), outputs, weights, options.alpha);
   LimeAttribution a;
   a.method = "lime";
   a.shape = model.input_shape();
-  a.values = beta;
-  a.intercept = ybar;
-  for (std::size_t j = 0; j < mm; ++j) a.intercept -= xbar[j] * beta[j];
-  double rss = 0, tss = 0;
-  for (std::size_t s = 0; s < n; ++s) {
-    double fit = a.intercept;
-    for (std::size_t j = 0; j < mm; ++j) fit += beta[j] * data[s * mm + j];
-    rss += weights[s] * (outputs[s] - fit) * (outputs[s] - fit);
-    tss += weights[s] * (outputs[s] - ybar) * (outputs[s] - ybar);
-  }
-  a.r2 = tss > 0 ? 1 - rss / tss : 0;
-  a.local_prediction = a.intercept;
-  for (std::size_t j = 0; j < mm; ++j) a.local_prediction += beta[j] * data[j];
+  a.values = fit.coefficients;
+  a.intercept = fit.intercept;
+  a.r2 = fit.r2;
+  a.local_prediction = fit.local_prediction;
   a.output = outputs[0];
   a.evaluations = batcher.evaluations();
   if (options.keep_neighbourhood) {

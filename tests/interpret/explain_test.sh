@@ -77,6 +77,81 @@ assert json.load(open(f"{w}/lime2.json"))["attributions"] == j["attributions"], 
 assert json.load(open(f"{w}/lime3.json"))["attributions"] != j["attributions"]
 PY
 
+# Counterfactuals: every one printed is put in the wanted class by the model itself, run by
+# python3-torch; immutable features keep the input's value; the same seed, the same set.
+explain --input "$work/x.npy" --method dice --background "$work/training.csv" --seed 1 --json >"$work/dice.json"
+check "dice --json exits 0" test $? -eq 0
+explain --input "$work/x.npy" --method dice --background "$work/training.csv" --seed 1 --json >"$work/dice2.json"
+explain --input "$work/x.npy" --method dice --background "$work/training.csv" --count 3 --wanted-class 0 \
+  --immutable 0,1 --seed 2 --json >"$work/dice_immutable.json"
+explain --input "$work/x.npy" --method wachter --background "$work/training.csv" --wanted-class 2 --json \
+  >"$work/wachter.json"
+check "dice, wachter: python3-torch puts every counterfactual in the wanted class" $py - "$work" <<'PY'
+import json, sys
+import torch
+w = sys.argv[1]
+model = torch.jit.load(f"{w}/iris_mlp.pt")
+e = json.load(open(f"{w}/expected.json"))
+for name, count, wanted, immutable in [("dice", 4, None, []), ("dice_immutable", 3, 0, [0, 1]), ("wachter", 1, 2, [])]:
+    j = json.load(open(f"{w}/{name}.json"))
+    assert j["class"] == e["target"] == 1, j["class"]
+    if wanted is None:  # the runner-up
+        wanted = sorted(range(3), key=lambda c: -e["outputs"][c])[1]
+    assert j["wanted_class"] == wanted and j["immutable"] == immutable, (name, j["wanted_class"], j["immutable"])
+    cfs = j["counterfactuals"]
+    assert len(cfs) == count, (name, len(cfs))
+    with torch.no_grad():
+        out = model(torch.tensor([c["x"] for c in cfs], dtype=torch.float32))
+    assert (out.argmax(1) == wanted).all(), (name, out)
+    assert all(c["valid"] and c["class"] == wanted for c in cfs), name
+    for c in cfs:
+        assert all(c["x"][i] == j["input"][i] for i in immutable), (name, c["x"])
+        assert c["changed"] == [i for i in range(4) if c["x"][i] != j["input"][i]] and c["changed"], (name, c)
+    m = j["metrics"]
+    assert m["validity"] == 1 and m["proximity"] > 0 and 1 <= m["sparsity"] <= 4, (name, m)
+    if count > 1:
+        assert 0 < m["determinant"] <= 1 and m["diversity"] > 0 and 0 < m["count_diversity"] <= 1, (name, m)
+        assert len({tuple(c["x"]) for c in cfs}) == count, "the counterfactuals are pairwise different"
+assert json.load(open(f"{w}/dice2.json")) == json.load(open(f"{w}/dice.json")), "the same seed, the same set"
+PY
+COLUMNS=100 explain --input "$work/x.csv" --method dice --background "$work/training.csv" --count 2 >"$work/dice.txt"
+check "dice text: the header, the metrics, the changed features with their names, the classes" bash -c "
+  head -1 '$work/dice.txt' | grep -q '^dice: 2 counterfactuals into class 2 (the input is class 1)' &&
+  grep -q '^  validity  *1 ' '$work/dice.txt' && grep -q 'det K' '$work/dice.txt' &&
+  grep -qE '^  feature +input +#1 +#2' '$work/dice.txt' && grep -qE '^  [0-3] (sepal|petal) ' '$work/dice.txt' &&
+  grep -qE '^  class +1 +2 +2' '$work/dice.txt'"
+
+# LIME on tokens and on an image, with TorchScript models whose answers are known: a sum of a
+# weight per token, and a [1, 40, 40] image model that reads the top-left quadrant only.
+$py "$here/make_lime_models.py" "$work" || { echo "FAIL: make_lime_models.py"; exit 1; }
+"$tfdebug" explain --model "$work/tokens.pt" --input tok:3,5,1,7,2 --method lime --seed 3 \
+  --save-neighbourhood "$work/nb_text.csv" --json >"$work/lime_text.json"
+check "lime on tokens exits 0" test $? -eq 0
+"$tfdebug" explain --model "$work/tokens.pt" --input tok:3,5,1,7,2 --method lime --seed 3 --token-masking remove \
+  --max-batch 9 --json >"$work/lime_text_remove.json"
+"$tfdebug" explain --model "$work/quadrant.pt" --input "$work/image.npy" --method lime --hide zero --seed 3 --json \
+  >"$work/lime_image.json"
+check "lime on tokens: the weights' ranking, sklearn's Ridge; on an image: the quadrant read" $py - "$work" <<'PY'
+import json, sys
+import numpy as np
+from sklearn.linear_model import Ridge
+w = sys.argv[1]
+truth = [2.0, -3.0, 0.5, 1.0, -1.0]  # the weights of tokens 3, 5, 1, 7, 2
+for name in ["lime_text", "lime_text_remove"]:
+    j = json.load(open(f"{w}/{name}.json"))
+    a = j["attributions"]
+    assert sorted(range(5), key=lambda i: -a[i]) == sorted(range(5), key=lambda i: -truth[i]), (name, a)
+    assert np.allclose(a, truth, atol=0.05), (name, a)
+    assert 0.999 < j["surrogate"]["r2"] <= 1 and j["evaluations"] == 5000, j["surrogate"]
+d = np.loadtxt(f"{w}/nb_text.csv", delimiter=",", skiprows=1)
+r = Ridge(alpha=1.0).fit(d[:, 2:], d[:, 1], sample_weight=d[:, 0])
+assert np.allclose(json.load(open(f"{w}/lime_text.json"))["attributions"], r.coef_, rtol=1e-6, atol=1e-9)
+j = json.load(open(f"{w}/lime_image.json"))
+a = np.array(j["attributions"])
+assert a.shape == (1, 40, 40) and j["evaluations"] == 1000, a.shape
+assert a[0, :20, :20].min() > 300 and np.abs(a[0, 20:, :]).max() < 5 and np.abs(a[0, :, 20:]).max() < 5, a[0, ::10, ::10]
+PY
+
 explain --input "$work/x.npy" --evaluate --json >"$work/evaluate.json"
 check "--evaluate: the curves run from f(x) to f(0) and back, the measures are there" $py - "$work" <<'PY'
 import json, sys

@@ -18,6 +18,7 @@
 #include "explain_cam.hpp"
 #include "explain_rules.hpp"
 #include "explain_attention.hpp"
+#include "explain_counterfactuals.hpp"
 #include "json_output.hpp"
 #include "safe_text.hpp"
 #include "suggest.hpp"
@@ -27,6 +28,8 @@
 #include "tfdebug/interpret/evaluation.hpp"
 #include "tfdebug/interpret/gradient_attribution.hpp"
 #include "tfdebug/interpret/lime.hpp"
+#include "tfdebug/interpret/lime_image.hpp"
+#include "tfdebug/interpret/lime_text.hpp"
 #include "tfdebug/interpret/shapley.hpp"
 #include "tfdebug/io/model_file.hpp"
 #include "tfdebug/torch/interpret_model.hpp"
@@ -60,6 +63,12 @@ struct ExplainArgs {
   std::string attention_html, attention_png, head_fusion = "mean";  // attention-rollout
   double discard_ratio = 0;
   std::int64_t delimiter = 0;
+  float mask_token = 0;       // lime on tokens
+  std::string token_masking = "replace";
+  std::string hide = "mean";  // lime on images
+  std::int64_t count = 4;     // dice
+  std::int64_t wanted_class = -1;
+  std::string immutable;
 };
 
 // The methods `explain` runs, with what they need and their defaults, for --help and errors.
@@ -78,7 +87,15 @@ constexpr MethodInfo kMethods[] = {
     {"kernel-shap", "--samples 2M+2048 coalitions, weighted least squares; --background"},
     {"lime",
      "--samples 5000 around x, quartile bins of the --background rows (the training data, "
-     "required), Ridge(alpha=1)"},
+     "required), Ridge(alpha=1); a token input (tok:3,5,1): --samples 5000 with tokens hidden by "
+     "--token-masking (replace), kernel width 25; an image input ([C,H,W] or [H,W]): --samples 1000 "
+     "over quickshift superpixels, hidden ones --hide (mean), kernel width 0.25"},
+    {"dice",
+     "--count 4 diverse counterfactuals into --wanted-class (the runner-up), DiCE's loss by Adam "
+     "(lr 0.05, 500..5000 steps, --seed); MADs of --background rows; --immutable i,j"},
+    {"wachter",
+     "the closest counterfactual into --wanted-class (the runner-up), probability >= 0.55; "
+     "MAD-weighted L1, lambda schedule; --background, --immutable"},
     {"grad-cam", "--layer NAME (required): ReLU(sum_k mean(dy/dA^k) A^k), resized to the input"},
     {"grad-cam-plus-plus", "--layer NAME (required): Grad-CAM++'s closed-form weights"},
     {"score-cam", "--layer NAME (required): softmax of y(x * mask_k) over the channels; --max-batch"},
@@ -197,10 +214,23 @@ std::vector<float> read_rows(const std::string& path, std::int64_t numel, const 
 struct Input {
   std::vector<float> values;
   std::vector<std::int64_t> shape;
-  std::string header;  // a CSV file's header line: the features' names
+  std::string header;   // a CSV file's header line: the features' names
+  bool tokens = false;  // tok:...: token ids
 };
 Input read_input(const std::string& spec) {
   Input in;
+  if (spec.starts_with("tok:")) {  // token ids: lime explains the tokens
+    in.tokens = true;
+    for (const std::string& field : split_names(spec.substr(4))) {
+      std::int64_t id = 0;
+      const auto [ptr, ec] = std::from_chars(field.data(), field.data() + field.size(), id);
+      if (field.empty() || ec != std::errc() || ptr != field.data() + field.size() || id < 0)
+        throw Error("--input: '" + terminal_safe(field) + "' is not a token id (tok:3,5,1)");
+      in.values.push_back(static_cast<float>(id));
+    }
+    in.shape = {static_cast<std::int64_t>(in.values.size())};
+    return in;
+  }
   if (spec.ends_with(".npy")) {
     in.values = npy_values(spec, &in.shape);
     if (in.shape.size() > 1 && in.shape.front() == 1) in.shape.erase(in.shape.begin());
@@ -247,7 +277,32 @@ nlohmann::json nested(const std::vector<double>& values, const std::vector<std::
 
 interpret::LimeAttribution run_lime(interpret::ForwardModel& model, const ExplainArgs& args,
                                     std::span<const float> x, std::int64_t target,
-                                    const std::vector<float>& training, bool keep) {
+                                    const std::vector<float>& training, bool keep, bool tokens = false) {
+  const std::size_t dims = model.input_shape().size();
+  if (tokens) {
+    interpret::LimeTextOptions o;
+    if (args.samples > 0) o.samples = args.samples;
+    if (args.token_masking != "replace" && args.token_masking != "remove")
+      throw Error("--token-masking: '" + terminal_safe(args.token_masking) + "' is not replace or remove");
+    o.masking =
+        args.token_masking == "remove" ? interpret::TokenMasking::remove : interpret::TokenMasking::replace;
+    o.mask_token = args.mask_token;
+    o.seed = args.seed;
+    o.max_batch = args.max_batch;
+    o.keep_neighbourhood = keep;
+    return interpret::lime_text(model, x, target, o);
+  }
+  if (dims == 2 || dims == 3) {
+    interpret::LimeImageOptions o;
+    if (args.samples > 0) o.samples = args.samples;
+    if (args.hide != "mean" && args.hide != "zero")
+      throw Error("--hide: '" + terminal_safe(args.hide) + "' is not mean or zero");
+    o.hide = args.hide == "mean" ? interpret::HiddenFill::mean : interpret::HiddenFill::value;
+    o.seed = args.seed;
+    o.max_batch = args.max_batch;
+    o.keep_neighbourhood = keep;
+    return interpret::lime_image(model, x, target, o);
+  }
   if (training.empty())
     throw Error("lime needs --background rows (the training data: its quartiles and scale)");
   interpret::LimeOptions o;
@@ -261,7 +316,8 @@ interpret::LimeAttribution run_lime(interpret::ForwardModel& model, const Explai
 
 // The neighbourhood LIME fitted its surrogate to, as CSV: weight, output, then the interpretable
 // features (1: in x's quartile bin), one sample a row, x first.
-void write_neighbourhood(const std::string& path, const interpret::LimeAttribution& a, std::size_t features) {
+void write_neighbourhood(const std::string& path, const interpret::LimeAttribution& a) {
+  const std::size_t features = a.weights.empty() ? 0 : a.data.size() / a.weights.size();
   std::ofstream out(path);
   if (!out) throw Error(path + ": cannot write");
   out << "weight,output";
@@ -436,10 +492,25 @@ int run_explain(const ExplainArgs& args) {
                 std::to_string(model.output_size()) + " outputs (0.." +
                 std::to_string(model.output_size() - 1) + ")");
   }
+  if (args.method == "dice" || args.method == "wachter") {
+    CounterfactualRequest r;
+    r.method = args.method;
+    r.model = args.model;
+    r.x = input.values;
+    r.outputs = outputs;
+    r.training = background;
+    r.count = args.count;
+    r.wanted_class = args.wanted_class;
+    r.immutable = args.immutable;
+    r.seed = args.seed;
+    r.names = split_names(args.feature_names.empty() ? input.header : args.feature_names);
+    r.json = args.json;
+    return print_counterfactuals(model, r);
+  }
   std::optional<interpret::LimeAttribution> lime;
   if (args.method == "lime") {
-    lime = run_lime(model, args, input.values, target, background, !args.neighbourhood.empty());
-    if (!args.neighbourhood.empty()) write_neighbourhood(args.neighbourhood, *lime, input.values.size());
+    lime = run_lime(model, args, input.values, target, background, !args.neighbourhood.empty(), input.tokens);
+    if (!args.neighbourhood.empty()) write_neighbourhood(args.neighbourhood, *lime);
   } else if (!args.neighbourhood.empty()) {
     throw Error("--save-neighbourhood is for --method lime");
   }
@@ -586,14 +657,16 @@ void register_explain(CLI::App& app, int& exit_code) {
       ->required();
   cmd->add_option(
          "--input", args->input,
-         "The input: a .npy file (one example), a CSV file of one row, or the row itself: 5.1,3.5,1.4,0.2")
+         "The input: a .npy file (one example), a CSV file of one row, the row itself: 5.1,3.5,1.4,0.2, "
+         "or token ids: tok:3,5,1")
       ->required();
   cmd->add_option("--method", args->method, methods)->capture_default_str();
   cmd->add_option("--target", args->target,
                   "The output to explain (default: the model's top output at the input)");
   cmd->add_option("--background", args->background,
                   "Rows of the data (.npy [n, ...] or CSV): the SHAP methods' background, Gradient SHAP's "
-                  "baselines, Expected Gradients' distribution");
+                  "baselines, Expected Gradients' distribution, tabular LIME's training data, dice's and "
+                  "wachter's MADs");
   cmd->add_option("--baseline", args->baseline,
                   "integrated-gradients, deeplift: zero, mean (of --background), or a .npy / CSV file of one "
                   "example")
@@ -643,6 +716,22 @@ void register_explain(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--delimiter", args->delimiter, "attention-rollout: the token id of the delimiter role")
       ->capture_default_str();
+  cmd->add_option("--token-masking", args->token_masking,
+                  "lime on a token input (tok:3,5,1): replace hidden tokens by --mask-token, or remove them "
+                  "(the rest close up, --mask-token pads)")
+      ->capture_default_str();
+  cmd->add_option("--mask-token", args->mask_token, "lime on a token input: the mask / padding token id")
+      ->capture_default_str();
+  cmd->add_option("--hide", args->hide, "lime on an image: hidden superpixels take their mean, or zero")
+      ->capture_default_str();
+  cmd->add_option("--count", args->count, "dice: counterfactuals in the set")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{100}));
+  cmd->add_option(
+      "--wanted-class", args->wanted_class,
+      "dice, wachter: the class the counterfactuals must get (default: the runner-up at the input)");
+  cmd->add_option("--immutable", args->immutable,
+                  "dice, wachter: features never changed, comma-separated indices");
   cmd->add_flag("--evaluate", args->evaluate,
                 "Also measure the attributions: infidelity, sensitivity-max (the method run 10 more times), "
                 "deletion and insertion curves with their AUC (20 steps, towards zeros)");
