@@ -7,7 +7,8 @@
 #   make_iris_model.py OUT_DIR
 #
 # OUT_DIR/iris_mlp.pt, x.npy (one flower, [4]), x.csv, background.npy (every 8th flower: [19, 4]),
-# background.csv, training.csv (all 150 flowers) and expected.json.
+# background.csv, training.csv (all 150 flowers) and expected.json; for `tfdebug robust`, flowers.npy
+# (every 5th flower: [30, 4], float32) and their classes labels.npy (int64).
 import itertools, json, math, os, sys
 
 import numpy as np
@@ -54,6 +55,8 @@ x = data[77]  # a versicolor near the virginica border
 background = data[::8]
 np.save(os.path.join(out, "x.npy"), x)
 np.save(os.path.join(out, "background.npy"), background)
+np.save(os.path.join(out, "flowers.npy"), data[::5])
+np.save(os.path.join(out, "labels.npy"), labels[::5].astype(np.int64))
 with open(os.path.join(out, "x.csv"), "w") as f:
     f.write("sepal length,sepal width,petal length,petal width\n" + ",".join(repr(float(v)) for v in x) + "\n")
 with open(os.path.join(out, "training.csv"), "w") as f:  # every flower: LIME's training data
