@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "array_input.hpp"
 #include "commands.hpp"
 #include "json_output.hpp"
 #include "safe_text.hpp"
@@ -74,100 +75,6 @@ std::string method_list() {
   std::string s;
   for (const MethodInfo& m : kMethods) s.append(s.empty() ? "" : ", ").append(m.name);
   return s;
-}
-
-// "a,b,c" -> {"a", "b", "c"} (fields kept as written; an empty text gives none).
-std::vector<std::string> split_names(const std::string& text) {
-  std::vector<std::string> names;
-  if (text.empty()) return names;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    std::size_t end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    names.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return names;
-}
-
-// Numbers from text: a CSV line or file ("5.1,3.5,1.4,0.2", one row a line; a first line that
-// is not all numbers is a header and skipped). tfdebug::Error naming `what` and the bad field.
-std::vector<std::vector<float>> csv_rows(const std::string& text, const std::string& what,
-                                         std::string* header = nullptr) {
-  std::vector<std::vector<float>> rows;
-  std::istringstream lines(text);
-  std::size_t line_number = 0;
-  for (std::string line; std::getline(lines, line);) {
-    ++line_number;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.find_first_not_of(" \t") == std::string::npos) continue;
-    std::vector<float> row;
-    bool numeric = true;
-    std::string bad;
-    for (std::string field : split_names(line)) {
-      field.erase(0, field.find_first_not_of(" \t"));
-      field.erase(field.find_last_not_of(" \t") + 1);
-      float value = 0;
-      const auto [ptr, ec] = std::from_chars(field.data(), field.data() + field.size(), value);
-      if (field.empty() || ec != std::errc() || ptr != field.data() + field.size()) {
-        numeric = false;
-        bad = field;
-        break;
-      }
-      row.push_back(value);
-    }
-    if (!numeric) {
-      if (rows.empty() && line_number == 1) {  // a header
-        if (header != nullptr) *header = line;
-        continue;
-      }
-      throw Error(what + ": line " + std::to_string(line_number) + ": '" + terminal_safe(bad) +
-                  "' is not a number (expected comma-separated numbers)");
-    }
-    rows.push_back(std::move(row));
-  }
-  return rows;
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// A .npy file's one array as f32 values, and its shape.
-std::vector<float> npy_values(const std::string& path, std::vector<std::int64_t>* shape = nullptr) {
-  const io::ModelFile file = io::ModelFile::open(path);
-  if (file.tensors().size() != 1) throw Error(path + ": expected one array");
-  const io::NamedTensor& t = file.tensors().front();
-  if (t.quantized) throw Error(path + ": a block-quantised array cannot be an input");
-  const Tensor values = Tensor::copy_of(t.view, DType::f32);
-  if (shape != nullptr) shape->assign(t.view.shape().begin(), t.view.shape().end());
-  return {values.values<float>().begin(), values.values<float>().end()};
-}
-
-// Rows of numbers from a .npy file (f32/f64/integers; the last dimensions are one example) or
-// a CSV file; `numel` values a row.
-std::vector<float> read_rows(const std::string& path, std::int64_t numel, const std::string& what) {
-  std::vector<float> out;
-  if (path.ends_with(".npy")) {
-    out = npy_values(path);
-  } else {
-    for (const auto& row : csv_rows(read_text(path), path)) {
-      if (static_cast<std::int64_t>(row.size()) != numel) {
-        throw Error(path + ": a row of " + std::to_string(row.size()) + " numbers; the model takes " +
-                    std::to_string(numel) + " (" + what + ")");
-      }
-      out.insert(out.end(), row.begin(), row.end());
-    }
-  }
-  if (out.empty() || out.size() % static_cast<std::size_t>(numel) != 0) {
-    throw Error(path + ": " + std::to_string(out.size()) + " values are not whole examples of " +
-                std::to_string(numel) + " (" + what + ")");
-  }
-  return out;
 }
 
 // The input: a .npy file, a CSV file of one row, or the row itself ("5.1,3.5,1.4,0.2"), with its
