@@ -20,7 +20,7 @@ namespace {
 
 std::string fixture(const std::string& name) {
   const char* root = std::getenv("TFDEBUG_IO_FIXTURES");
-  return std::string(root != nullptr ? root : "build/fixtures") + "/digits_mlp/" + name;
+  return std::string(root != nullptr ? root : TFDEBUG_FIXTURES_DIR) + "/digits_mlp/" + name;
 }
 
 template <class T>
