@@ -3,6 +3,7 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/from_blob.h>
+#include <ATen/ops/zeros.h>
 
 #include <algorithm>
 #include <string>
@@ -88,6 +89,27 @@ void TorchModel::gradient(const TensorView& inputs, std::int64_t target, std::sp
   if (total.requires_grad()) total.backward();
   const at::Tensor s = score.detach().contiguous();
   std::copy_n(s.data_ptr<float>(), n, scores.begin());
+  if (x.grad().defined()) {
+    const at::Tensor g = x.grad().contiguous();
+    std::copy_n(g.data_ptr<float>(), g.numel(), gradients.begin());
+  } else {
+    std::fill(gradients.begin(), gradients.end(), 0.0f);
+  }
+}
+
+void TorchModel::loss_gradient(const TensorView& inputs, const OutputWeights& weigh, std::span<float> outputs,
+                               std::span<float> gradients) {
+  const std::int64_t n = inputs.shape(0);
+  const at::Tensor x = batch_of(inputs).clone().set_requires_grad(true);
+  const at::Tensor y = as_rows(run(forward_, x), n);
+  const at::Tensor values = y.detach().contiguous();
+  std::copy_n(values.data_ptr<float>(), n * outputs_, outputs.begin());
+  // The loss's weights depend on the outputs, so they are asked for between the two passes: one
+  // forward and one backward, y.backward(weights) being the vector-Jacobian product.
+  at::Tensor weights = at::zeros({n, outputs_}, at::TensorOptions().dtype(at::kFloat));
+  weigh(std::span<const float>(values.data_ptr<float>(), static_cast<std::size_t>(n * outputs_)),
+        std::span<float>(weights.data_ptr<float>(), static_cast<std::size_t>(n * outputs_)));
+  if (y.requires_grad()) y.backward(weights);
   if (x.grad().defined()) {
     const at::Tensor g = x.grad().contiguous();
     std::copy_n(g.data_ptr<float>(), g.numel(), gradients.begin());

@@ -1,6 +1,7 @@
 #include "cli_input.hpp"
 
 #include <charconv>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -137,6 +138,30 @@ Input read_input(const std::string& spec) {
   in.values = rows.front();
   in.shape = {static_cast<std::int64_t>(in.values.size())};
   return in;
+}
+
+// Note: a .npy of version 1.0 (numpy.lib.format): magic, header length, a dict padded to 64 bytes.
+void write_npy(const std::string& path, const std::vector<float>& values,
+               const std::vector<std::int64_t>& shape) {
+  std::string dims;
+  for (const std::int64_t d : shape) dims += std::to_string(d) + ", ";
+  // "(3,)" for one dimension, "(3, 4)" for more.
+  if (!dims.empty()) dims.pop_back();
+  if (shape.size() > 1) dims.pop_back();
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
+  // Magic (6) + version (2) + length (2) + header + '\n', padded with spaces to a multiple of 64.
+  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw Error(path + ": cannot write");
+  out.write("\x93NUMPY\x01\x00", 8);
+  const auto length = static_cast<std::uint16_t>(header.size());
+  const char len[2] = {static_cast<char>(length & 0xff), static_cast<char>(length >> 8)};
+  out.write(len, 2);
+  out << header;
+  out.write(reinterpret_cast<const char*>(values.data()),
+            static_cast<std::streamsize>(values.size() * sizeof(float)));
+  if (!out) throw Error(path + ": cannot write");
 }
 
 }  // namespace tfdebug::cli

@@ -1,4 +1,4 @@
-// Inputs of the commands that run a model on data (explain, robust): .npy arrays, CSV rows (a
+// Inputs of the commands that run a model on data (explain, attack, robust): .npy arrays, CSV rows (a
 // header line is taken as names), or one row written on the command line. tfdebug::Error naming
 // the file and what was expected for anything malformed.
 #pragma once
@@ -36,5 +36,10 @@ struct Input {
   bool tokens = false;  // tok:...: token ids
 };
 Input read_input(const std::string& spec);
+
+// Writes f32 `values` of `shape` as a .npy file (version 1.0, little-endian, C order) that
+// numpy.load reads; tfdebug::Error naming the file when it cannot be written.
+void write_npy(const std::string& path, const std::vector<float>& values,
+               const std::vector<std::int64_t>& shape);
 
 }  // namespace tfdebug::cli

@@ -34,13 +34,14 @@ int command_index(int argc, char** argv) {
   return std::min(command, argc);
 }
 
-// Whether the command line is one of tfdebug-torch's: its subcommand is `demo`, `explain` or `robust`, or
+// Whether the command line is one of tfdebug-torch's: its subcommand is `demo`, `explain`, `attack` or
+// `robust`, or
 // `graph` with --demo.
 bool needs_torch(int argc, char** argv) {
   const int command = command_index(argc, argv);
   if (command >= argc) return false;
   const std::string_view name = argv[command];
-  if (name == "demo" || name == "explain" || name == "robust") return true;
+  if (name == "demo" || name == "explain" || name == "attack" || name == "robust") return true;
   if (name != "graph") return false;
   for (int i = command + 1; i < argc; ++i) {
     if (std::string_view(argv[i]) == "--demo") return true;
@@ -92,6 +93,9 @@ int main(int argc, char** argv) {
     app.add_subcommand(
         "explain",
         "Why did the model give this output? Attributions of one input (LibTorch; docs/interpretability.md)");
+    app.add_subcommand("attack",
+                       "How easily does the model break? Adversarial examples for a classifier (LibTorch; "
+                       "docs/robustness.md)");
     app.add_subcommand("robust",
                        "How easily does it break? Certified radii, perturbation curves, what-if, edge cases (LibTorch; "
                        "docs/robustness.md)");

@@ -1,5 +1,6 @@
 // tfdebug-torch: the tfdebug commands that load LibTorch (Note [Two executables] in main.cpp).
-// `tfdebug demo ...`, `tfdebug explain ...`, `tfdebug robust ...` and `tfdebug graph --demo ...` exec this program with
+// `tfdebug demo ...`, `tfdebug explain ...`, `tfdebug attack ...`, `tfdebug robust ...` and `tfdebug graph --demo ...`
+// exec this program with
 // their arguments.
 #include <cstdio>
 
@@ -15,6 +16,7 @@ int main(int argc, char** argv) {
     tfdebug::cli::register_graph(app, exit_code);
     tfdebug::cli::register_explain(app, exit_code);
     tfdebug::cli::register_robust(app, exit_code);
+    tfdebug::cli::register_attack(app, exit_code);
     return tfdebug::cli::run_cli(app, argc, argv, exit_code);
   } catch (...) {
     std::fputs("tfdebug: unexpected failure\n", stderr);

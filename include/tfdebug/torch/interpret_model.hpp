@@ -1,6 +1,6 @@
 // LibTorch models as interpretability tiers (tfdebug/interpret/model.hpp): any function from a
 // batch to its outputs, a torch::nn::Module's forward, or a TorchScript file, served as a
-// GradientModel ([F] and [G]) to every attribution and Shapley method.
+// LossGradientModel ([F], [G] and [G+]) to every attribution, Shapley method and attack.
 //
 //   auto model = tfdebug::torch::load_torchscript("mlp.pt", {4});  // one example: 4 features
 //   const auto a = tfdebug::interpret::integrated_gradients(model, x, /*target=*/2);
@@ -11,7 +11,8 @@
 // The function takes a float32 batch [n, input_shape...] and returns [n, outputs] (or [n] for
 // one output); it must treat examples independently. Forward runs under no-grad; gradient runs
 // one backward pass per model call (the target's scores summed over the batch), so a call of
-// max_batch examples costs one forward and one backward.
+// max_batch examples costs one forward and one backward; so does loss_gradient (the attacks'
+// cross-entropy or margin, whatever the number of classes).
 #pragma once
 
 #include <cstdint>
@@ -19,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "tfdebug/interpret/model.hpp"
+#include "tfdebug/interpret/loss_gradient_model.hpp"
 
 namespace at {
 class Tensor;
@@ -27,7 +28,7 @@ class Tensor;
 
 namespace tfdebug::torch {
 
-class TorchModel : public interpret::GradientModel {
+class TorchModel : public interpret::LossGradientModel {
  public:
   using Forward = std::function<at::Tensor(const at::Tensor& batch)>;
   // Runs `forward` once on a zero example to learn the number of outputs; tfdebug::Error when
@@ -42,6 +43,8 @@ class TorchModel : public interpret::GradientModel {
   void forward(const TensorView& inputs, std::span<float> outputs) override;
   void gradient(const TensorView& inputs, std::int64_t target, std::span<float> scores,
                 std::span<float> gradients) override;
+  void loss_gradient(const TensorView& inputs, const OutputWeights& weigh, std::span<float> outputs,
+                     std::span<float> gradients) override;
 
  private:
   Forward forward_;

@@ -3,7 +3,7 @@
 // noisy copies, argmax and counts, nothing else (its noise from at::randn). Prints the median
 // time of each and the median of the paired ratios over interleaved rounds (the order alternating).
 //
-//   OPENBLAS_NUM_THREADS=1 robust_bench [--rounds N] [--n N]
+//   OPENBLAS_NUM_THREADS=1 smoothing_bench [--rounds N] [--n N]
 //
 // The model: an MLP of the digits' shape (64-128-64-10, tanh), random weights, one thread.
 #include <ATen/Parallel.h>
