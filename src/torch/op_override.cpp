@@ -12,7 +12,9 @@ thread_local OpOverride* thread_override = nullptr;
 
 }  // namespace
 
-OpOverride* current_override() noexcept { return thread_override; }
+OpOverride* current_override() noexcept {
+  return thread_override;
+}
 
 void pass_through(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch::jit::Stack* stack) {
   op.redispatchBoxed(keys & kAfterMode, stack);
@@ -23,7 +25,9 @@ OverrideScope::OverrideScope(OpOverride& override)
   thread_override = &override;
 }
 
-OverrideScope::~OverrideScope() { thread_override = previous_; }
+OverrideScope::~OverrideScope() {
+  thread_override = previous_;
+}
 
 void call_override(OpOverride& override, const c10::OperatorHandle& op, c10::DispatchKeySet keys,
                    ::torch::jit::Stack* stack) {

@@ -16,10 +16,10 @@
 
 #include "cli_input.hpp"
 #include "commands.hpp"
-#include "explain_cam.hpp"
-#include "explain_rules.hpp"
 #include "explain_attention.hpp"
+#include "explain_cam.hpp"
 #include "explain_counterfactuals.hpp"
+#include "explain_rules.hpp"
 #include "json_output.hpp"
 #include "safe_text.hpp"
 #include "suggest.hpp"
@@ -64,7 +64,7 @@ struct ExplainArgs {
   std::string attention_html, attention_png, head_fusion = "mean";  // attention-rollout
   double discard_ratio = 0;
   std::int64_t delimiter = 0;
-  float mask_token = 0;       // lime on tokens
+  float mask_token = 0;  // lime on tokens
   std::string token_masking = "replace";
   std::string hide = "mean";  // lime on images
   std::int64_t count = 4;     // dice

@@ -96,9 +96,10 @@ int main(int argc, char** argv) {
     app.add_subcommand("attack",
                        "How easily does the model break? Adversarial examples for a classifier (LibTorch; "
                        "docs/robustness.md)");
-    app.add_subcommand("robust",
-                       "How easily does it break? Certified radii, perturbation curves, what-if, edge cases (LibTorch; "
-                       "docs/robustness.md)");
+    app.add_subcommand(
+        "robust",
+        "How easily does it break? Certified radii, perturbation curves, what-if, edge cases (LibTorch; "
+        "docs/robustness.md)");
 #endif
     tfdebug::cli::register_trace(app, exit_code);
     tfdebug::cli::register_regress(app, exit_code);
