@@ -18,11 +18,21 @@ mapfile -t kernels < <(git grep -l 'define HWY_TARGET_INCLUDE' -- 'src/*.cpp')
 # with -Werror, clang-tidy skips it. The other LibTorch TUs (src/torch/attach.cpp,
 # tools/tfdebug/cmd_demo.cpp) are checked in full (attach.cpp takes ~1 minute).
 # src/torch/torchscript_model.cpp (torch/script.h, for torch::jit::load) has the same trouble.
+# The interpretability models over LibTorch (interpret_model.cpp, rule_model.cpp,
+# rule_parameter_paths.cpp, torch_layer_model.cpp and the torchscript_*_model.cpp files) reach
+# the same IValue-in-std::vector instantiation through ATen's op and autograd headers.
 unparsed=(tools/tfdebug/demo/demo_model.cpp tools/tfdebug/demo/zoo.cpp tools/tfdebug/graph_demo.cpp
-  src/torch/torchscript_model.cpp)
-mapfile -t tidy < <(git ls-files 'src/*.cpp' 'tools/*.cpp' | grep -v -x -F "${kernels[@]/#/-e}" "${unparsed[@]/#/-e}")
+  src/torch/torchscript_model.cpp src/torch/interpret_model.cpp src/torch/rule_model.cpp
+  src/torch/rule_parameter_paths.cpp src/torch/torch_layer_model.cpp src/torch/torchscript_layer_model.cpp
+  src/torch/torchscript_rule_model.cpp)
+# attention_capture.cpp: bugprone-forward-declaration-namespace fires on caffe2::Tensor inside
+# LibTorch's own ATen/core/blob.h in this TU; it is checked with that one check off.
+relaxed=(src/torch/attention_capture.cpp)
+mapfile -t tidy < <(git ls-files 'src/*.cpp' 'tools/*.cpp' |
+  grep -v -x -F "${kernels[@]/#/-e}" "${unparsed[@]/#/-e}" "${relaxed[@]/#/-e}")
 echo "lint: clang-tidy on ${#tidy[@]} files"
 printf '%s\n' "${tidy[@]}" | xargs -P 2 -n 4 clang-tidy -p "$build_dir" --quiet 2>/dev/null
+clang-tidy -p "$build_dir" --quiet --checks='-bugprone-forward-declaration-namespace' "${relaxed[@]}" 2>/dev/null
 # The Highway kernels: bug checks only.
 clang-tidy -p "$build_dir" --quiet --checks='-*,bugprone-*,-bugprone-easily-swappable-parameters,-bugprone-narrowing-conversions,-bugprone-implicit-widening-of-multiplication-result,-bugprone-reserved-identifier' \
   "${kernels[@]}" 2>/dev/null

@@ -164,7 +164,9 @@ DiverseCounterfactuals diverse_counterfactuals(GradientModel& model, std::span<c
       }
       runner_up[best].push_back(i);
     }
-    for (const auto& [other, members] : runner_up) {
+    for (const auto& entry : runner_up) {
+      const std::int64_t other = entry.first;
+      const auto& members = entry.second;  // a plain reference: lambdas may capture it (clang 14)
       batcher.gradient(
           static_cast<std::int64_t>(members.size()), other,
           [&](std::int64_t m, std::span<float> r) {

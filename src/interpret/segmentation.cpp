@@ -34,7 +34,8 @@ Segmentation quickshift(std::span<const float> pixels, std::int64_t channels, st
       colour[p * c + k] = o.ratio * unit * (static_cast<double>(pixels[k * area + p]) - low);
   const auto reach = static_cast<std::ptrdiff_t>(3 * o.kernel_size);
   const auto distance2 = [&](std::size_t p, std::size_t q) {
-    const auto dr = static_cast<double>(p / w) - static_cast<double>(q / w);
+    const std::size_t p_row = p / w, q_row = q / w;  // whole rows: integer division meant
+    const auto dr = static_cast<double>(p_row) - static_cast<double>(q_row);
     const auto dc = static_cast<double>(p % w) - static_cast<double>(q % w);
     double d = dr * dr + dc * dc;
     for (std::size_t k = 0; k < c; ++k)

@@ -103,10 +103,10 @@ struct Unboxed<Op, R(A...)> {
 
   static R call(c10::DispatchKeySet keys, A... args) {
     if (OpOverride* o = current_override(); o != nullptr) [[unlikely]] {  // Note [Op overrides]
-      static const c10::OperatorHandle handle =
+      static const c10::OperatorHandle kHandle =
           c10::Dispatcher::singleton().findSchemaOrThrow(Op::name, Op::overload_name);
       ::torch::jit::Stack stack = c10::impl::boxArgs<A...>(std::forward<A>(args)...);
-      call_override(*o, handle, keys, &stack);
+      call_override(*o, kHandle, keys, &stack);
       if constexpr (std::is_lvalue_reference_v<R>) {
         return std::get<0>(std::forward_as_tuple(args...));  // in-place ops return self
       } else {

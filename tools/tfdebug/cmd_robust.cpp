@@ -407,6 +407,7 @@ int run_robust(const RobustArgs& args) {
         features.push_back(parse_feature(word, data.names, numel));
       if (features.size() > 2) throw Error("--whatif: one or two features (FEATURE or FEATURE,FEATURE2)");
       std::vector<std::vector<double>> grids;
+      grids.reserve(features.size());
       for (const auto f : features) grids.push_back(robust::feature_grid(data.rows, numel, f, args.grid));
       const robust::PartialDependence pd =
           robust::partial_dependence(model, data.rows, features, grids, target, args.max_batch);

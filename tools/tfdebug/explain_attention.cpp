@@ -155,6 +155,7 @@ int run_attention_explain(const AttentionExplainArgs& args) {
   const interpret::HeadImportance importance = interpret::head_importance(model, x, target);
 
   std::vector<std::string> labels;
+  labels.reserve(tokens.size());
   for (const std::int64_t t : tokens) labels.push_back(std::to_string(t));
   std::vector<std::string> wrote;
   if (!args.html.empty()) {
