@@ -9,23 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "batch_tensor.hpp"
 #include "tfdebug/core/error.hpp"
 
 namespace tfdebug::torch {
 namespace {
 
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) s.append(i ? ", " : "").append(std::to_string(shape[i]));
-  return s + "]";
-}
-
-// The batch as a float tensor over the caller's memory (not copied: forward only reads it).
-at::Tensor batch_of(const TensorView& inputs) {
-  if (inputs.dtype() != DType::f32) throw Error("interpretability batches are f32");
-  std::vector<std::int64_t> shape(inputs.shape().begin(), inputs.shape().end());
-  return at::from_blob(const_cast<void*>(inputs.data()), shape, at::TensorOptions().dtype(at::kFloat));
-}
+using detail::batch_of;
+using detail::shape_text;
 
 // outputs of a batch of n as [n, k] float, contiguous.
 at::Tensor as_rows(const at::Tensor& out, std::int64_t n) {

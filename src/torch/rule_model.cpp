@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "batch_tensor.hpp"
 #include "rule_override.hpp"
 #include "tfdebug/core/error.hpp"
 
@@ -51,11 +52,7 @@ TorchRuleModel::TorchRuleModel(TorchModel::Forward forward, std::vector<std::int
 
 namespace {
 
-at::Tensor batch_of(const TensorView& inputs) {
-  if (inputs.dtype() != DType::f32) throw Error("interpretability batches are f32");
-  std::vector<std::int64_t> shape(inputs.shape().begin(), inputs.shape().end());
-  return at::from_blob(const_cast<void*>(inputs.data()), shape, at::TensorOptions().dtype(at::kFloat));
-}
+using detail::batch_of;
 
 std::string first_line(std::string what) {
   if (const auto cut = what.find('\n'); cut != std::string::npos) what.resize(cut);  // c10's backtraces

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "batch_tensor.hpp"
 #include "op_override.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/torch/layer_model.hpp"
@@ -18,17 +19,8 @@
 namespace tfdebug::torch {
 namespace {
 
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) s.append(i ? ", " : "").append(std::to_string(shape[i]));
-  return s + "]";
-}
-
-at::Tensor batch_of(const TensorView& inputs) {
-  if (inputs.dtype() != DType::f32) throw Error("interpretability batches are f32");
-  std::vector<std::int64_t> shape(inputs.shape().begin(), inputs.shape().end());
-  return at::from_blob(const_cast<void*>(inputs.data()), shape, at::TensorOptions().dtype(at::kFloat));
-}
+using detail::batch_of;
+using detail::shape_text;
 
 // Note [Layer capture]: the override sees every op of the forward pass on this thread, outer ops
 // only. An op that reads one of the layer's parameters (a storage in `storages`) and returns one

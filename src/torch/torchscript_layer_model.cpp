@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "script_module.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/torch/layer_model.hpp"
 
@@ -14,18 +15,7 @@ namespace tfdebug::torch {
 
 TorchLayerModel load_torchscript_layer(const std::string& path, std::vector<std::int64_t> input_shape,
                                        const std::string& layer) {
-  std::shared_ptr<::torch::jit::Module> module;
-  try {
-    module = std::make_shared<::torch::jit::Module>(::torch::jit::load(path, at::Device(at::kCPU)));
-  } catch (const std::exception& e) {
-    std::string what = e.what();
-    if (const auto cut = what.find('\n'); cut != std::string::npos) what.resize(cut);
-    throw Error(path +
-                ": not a TorchScript file torch::jit::load can read (save one with "
-                "torch.jit.script(model).save(path)): " +
-                what);
-  }
-  module->eval();
+  const std::shared_ptr<::torch::jit::Module> module = detail::load_script_module(path);
   // The interpreter runs every op through the dispatcher, where the layer's parameters are the
   // module's own tensors; the module is owned by the function, so these stay valid.
   std::vector<TorchLayerModel::Parameter> parameters;

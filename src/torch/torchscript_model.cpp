@@ -1,16 +1,18 @@
-// load_torchscript (interpret_model.hpp): a TorchScript file as a TorchModel. Apart from
+// load_torchscript (interpret_model.hpp): a TorchScript file as a TorchModel; and
+// detail::load_script_module, which every TorchScript loader of tfdebug::torch reads files with. Apart from
 // interpret_model.cpp because torch/script.h is what clang-tidy cannot parse (scripts/lint.sh).
 #include <torch/script.h>
 
 #include <memory>
 #include <string>
 
+#include "script_module.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/torch/interpret_model.hpp"
 
 namespace tfdebug::torch {
 
-TorchModel load_torchscript(const std::string& path, std::vector<std::int64_t> input_shape) {
+std::shared_ptr<::torch::jit::Module> detail::load_script_module(const std::string& path) {
   std::shared_ptr<::torch::jit::Module> module;
   try {
     module = std::make_shared<::torch::jit::Module>(::torch::jit::load(path, at::Device(at::kCPU)));
@@ -23,6 +25,11 @@ TorchModel load_torchscript(const std::string& path, std::vector<std::int64_t> i
                 what);
   }
   module->eval();
+  return module;
+}
+
+TorchModel load_torchscript(const std::string& path, std::vector<std::int64_t> input_shape) {
+  const std::shared_ptr<::torch::jit::Module> module = detail::load_script_module(path);
   try {
     // The function owns the module.
     return TorchModel([module](const at::Tensor& batch) { return module->forward({batch}).toTensor(); },

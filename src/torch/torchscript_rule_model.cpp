@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "script_module.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/torch/rule_model.hpp"
 
@@ -18,18 +19,7 @@ ParameterPaths parameter_paths(const ::torch::jit::Module& module) {
 }
 
 TorchRuleModel load_torchscript_rules(const std::string& path, std::vector<std::int64_t> input_shape) {
-  std::shared_ptr<::torch::jit::Module> module;
-  try {
-    module = std::make_shared<::torch::jit::Module>(::torch::jit::load(path, at::Device(at::kCPU)));
-  } catch (const std::exception& e) {
-    std::string what = e.what();
-    if (const auto cut = what.find('\n'); cut != std::string::npos) what.resize(cut);
-    throw Error(path +
-                ": not a TorchScript file torch::jit::load can read (save one with "
-                "torch.jit.script(model).save(path)): " +
-                what);
-  }
-  module->eval();
+  const std::shared_ptr<::torch::jit::Module> module = detail::load_script_module(path);
   ParameterPaths paths = parameter_paths(*module);
   try {
     // The graph executor's optimised plans fuse ops into differentiable subgraphs whose inner ops

@@ -1,0 +1,19 @@
+// A TorchScript file loaded for interpretability (load_torchscript, load_torchscript_layer,
+// load_torchscript_rules): one place that reads it and says plainly when it cannot. Private to
+// tfdebug::torch; defined in torchscript_model.cpp.
+#pragma once
+
+#include <memory>
+#include <string>
+
+namespace torch::jit {
+struct Module;
+}  // namespace torch::jit
+
+namespace tfdebug::torch::detail {
+
+// torch::jit::load on the CPU, in eval mode, shared (the model's forward function owns it).
+// tfdebug::Error naming the file, and how to write one, when it cannot be loaded.
+std::shared_ptr<::torch::jit::Module> load_script_module(const std::string& path);
+
+}  // namespace tfdebug::torch::detail
