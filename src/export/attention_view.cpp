@@ -9,34 +9,14 @@
 #include <fstream>
 
 #include "html_assets.hpp"
+#include "html_escape.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/export/html_report.hpp"
 
 namespace tfdebug {
 namespace {
 
-std::string html_text(std::string_view s) {
-  std::string out;
-  for (const char c : s) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
+using detail::html_escaped;
 
 }  // namespace
 
@@ -62,7 +42,7 @@ std::string attention_html(const AttentionView& view) {
   page +=
       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
       "script-src 'unsafe-inline'; style-src 'unsafe-inline'\">\n";
-  page += "<title>" + html_text(view.title) + " — attention — tfdebug</title>\n<style>\n";
+  page += "<title>" + html_escaped(view.title) + " — attention — tfdebug</title>\n<style>\n";
   page += detail::html_css_attention();
   page += "</style>\n</head>\n<body>\n<script type=\"application/json\" id=\"attention-data\">";
   page += script_safe_json(data.dump());

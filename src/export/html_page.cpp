@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include "html_assets.hpp"
+#include "html_escape.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/export/html_report.hpp"
 #include "tfdebug/version.hpp"
@@ -12,33 +13,7 @@
 namespace tfdebug {
 namespace {
 
-// Text for an HTML element's content or an attribute value.
-std::string html_escaped(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
+using detail::html_escaped;
 
 // A script or a style sheet of ours inside its element: none of them contains "</" followed by
 // the element's name (a test reads them), but a stray one would end the element early, so it
