@@ -6,6 +6,7 @@
 #include <string>
 
 #include "batching.hpp"
+#include "feature_constraints.hpp"
 #include "mad_scale.hpp"
 #include "tfdebug/core/error.hpp"
 
@@ -28,18 +29,7 @@ Counterfactual wachter_counterfactual(GradientModel& model, std::span<const floa
   if (!(o.tolerance >= 0) || !(o.learning_rate > 0) || !(o.lambda > 0))
     throw Error("tolerance must be >= 0, learning_rate and lambda > 0");
   if (o.iterations < 1 || o.lambda_steps < 1) throw Error("iterations and lambda_steps must be at least 1");
-  for (const auto* bound : {&o.lower, &o.upper}) {
-    if (!bound->empty() && bound->size() != n)
-      throw Error("bounds have " + std::to_string(bound->size()) + " values; the input has " +
-                  std::to_string(n));
-  }
-  std::vector<bool> fixed(n, false);
-  for (const std::int64_t j : o.immutable) {
-    if (j < 0 || static_cast<std::size_t>(j) >= n)
-      throw Error("immutable feature " + std::to_string(j) + " is not one of the input's " +
-                  std::to_string(n));
-    fixed[static_cast<std::size_t>(j)] = true;
-  }
+  const std::vector<bool> fixed = detail::fixed_features(n, o.lower, o.upper, o.immutable);
   Counterfactual out;
   out.scale =
       o.distance == Distance::l1_mad ? detail::mad_scales(o.training, n) : std::vector<double>(n, 1.0);

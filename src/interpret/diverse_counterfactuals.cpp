@@ -8,6 +8,7 @@
 #include <string>
 
 #include "batching.hpp"
+#include "feature_constraints.hpp"
 #include "linear_solve.hpp"
 #include "mad_scale.hpp"
 #include "random.hpp"
@@ -87,18 +88,7 @@ DiverseCounterfactuals diverse_counterfactuals(GradientModel& model, std::span<c
     throw Error("learning_rate must be > 0 and 0 <= min_iterations <= max_iterations, max_iterations >= 1");
   const std::size_t n = x.size();
   const auto k = static_cast<std::size_t>(o.count);
-  for (const auto* bound : {&o.lower, &o.upper}) {
-    if (!bound->empty() && bound->size() != n)
-      throw Error("bounds have " + std::to_string(bound->size()) + " values; the input has " +
-                  std::to_string(n));
-  }
-  std::vector<bool> fixed(n, false);
-  for (const std::int64_t j : o.immutable) {
-    if (j < 0 || static_cast<std::size_t>(j) >= n)
-      throw Error("immutable feature " + std::to_string(j) + " is not one of the input's " +
-                  std::to_string(n));
-    fixed[static_cast<std::size_t>(j)] = true;
-  }
+  const std::vector<bool> fixed = detail::fixed_features(n, o.lower, o.upper, o.immutable);
   DiverseCounterfactuals out;
   out.scale = detail::mad_scales(o.training, n);
   const std::vector<double>& scale = out.scale;
