@@ -32,8 +32,9 @@ packages=(
   python3-numpy libopenblas0-pthread
   # independent writers/readers of model files in tests: torch.save, onnx; ONNX conformance models
   python3-torch python3-onnx libonnx-testdata
-  # independent checks of the interpretability surrogates (LIME's weighted Ridge)
-  python3-sklearn
+  # independent checks of the interpretability surrogates (LIME's weighted Ridge), and of
+  # robustness's exact binomial bounds and tests (scipy.special, scipy.stats)
+  python3-sklearn python3-scipy
   # independent readers of what tfdebug writes: Excel workbooks (openpyxl), GraphViz (dot),
   # Perfetto and TensorBoard protobuf (protoc --decode_raw), TensorBoard's CRC32C (crcmod),
   # MLflow's meta.yaml (yaml)
