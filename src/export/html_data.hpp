@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cmath>
+#include <filesystem>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -66,5 +67,13 @@ inline std::string html_dump(const nlohmann::json& doc) {
 // The model graph section's data (html_graph_data.cpp): the first `max_nodes` ops of `graph`,
 // each with its module, output type and the ops and weights it reads; `source` names the file.
 nlohmann::json html_graph(const ModelGraph& graph, const std::string& source, std::size_t max_nodes);
+
+// Writes a page through a temporary file and a rename; tfdebug::Error naming `out` when it cannot.
+void write_page_atomically(const std::filesystem::path& out, const std::string& page);
+
+// The analyses section's data (analysis.cpp): the newest `max` records of run_dir/analyses/, read
+// back as the page draws them; a record that is not one (hostile, cut off, of a later version) is
+// left out with a line in `notes` naming the file and why.
+nlohmann::json html_analyses(const std::filesystem::path& run_dir, std::size_t max, nlohmann::json& notes);
 
 }  // namespace tfdebug::detail

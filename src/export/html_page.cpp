@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include "html_assets.hpp"
+#include "html_data.hpp"
 #include "html_escape.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/export/html_report.hpp"
@@ -32,7 +33,11 @@ std::string inline_text(std::string_view text) {
   return out;
 }
 
-void write_atomically(const std::filesystem::path& out, const std::string& page) {
+}  // namespace
+
+namespace detail {
+
+void write_page_atomically(const std::filesystem::path& out, const std::string& page) {
   std::filesystem::path tmp = out;
   tmp += ".tmp";
   std::FILE* file = std::fopen(tmp.c_str(), "wb");
@@ -51,7 +56,7 @@ void write_atomically(const std::filesystem::path& out, const std::string& page)
   }
 }
 
-}  // namespace
+}  // namespace detail
 
 // Note [Script-safe JSON]: the page's data is JSON inside <script type="application/json">. The
 // HTML parser ends that element at the first "</script" whatever the JSON means, and a "<!--"
@@ -105,7 +110,8 @@ std::string html_page(std::string_view kind, std::string_view title, std::string
   page += "</script>\n<script>\n";
   for (const std::string_view script :
        {detail::html_js_common(), detail::html_js_charts(), detail::html_js_table(), detail::html_js_tree(),
-        detail::html_js_graph(), detail::html_js_run(), detail::html_js_checkpoint()}) {
+        detail::html_js_graph(), detail::html_js_run(), detail::html_js_checkpoint(),
+        detail::html_js_analysis()}) {
     page += inline_text(script);
     page += "\n";
   }
@@ -124,7 +130,7 @@ HtmlReportWritten write_run_html(const std::filesystem::path& run_dir, const std
     while (title.size() > 1 && title.back() == '/') title.pop_back();
   }
   const std::string page = html_page("run", title, data);
-  write_atomically(out, page);
+  detail::write_page_atomically(out, page);
   written.bytes = page.size();
   return written;
 }
@@ -137,7 +143,7 @@ HtmlReportWritten write_inspection_html(const inspect::Inspection& inspection,
   if (title.empty() && !inspection.files.empty())
     title = std::filesystem::path(inspection.files.front().path).filename().string();
   const std::string page = html_page("checkpoint", title.empty() ? "checkpoint" : title, data);
-  write_atomically(out, page);
+  detail::write_page_atomically(out, page);
   written.bytes = page.size();
   return written;
 }

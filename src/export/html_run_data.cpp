@@ -378,7 +378,9 @@ std::string run_report_data(const std::filesystem::path& run_dir, const HtmlRepo
               {"metrics", nullptr},
               {"flight", nullptr},
               {"profile", nullptr},
-              {"graph", nullptr}};
+              {"graph", nullptr},
+              {"analyses", json::array()},
+              {"analysis_notes", json::array()}};
   const std::filesystem::path metrics = run_dir / "metrics.jsonl";
   if (std::filesystem::exists(metrics, ec)) doc["metrics"] = metrics_data(metrics, s, options, w);
   // report.json names the dump by its file name; a live run wrote it into the run directory.
@@ -395,6 +397,8 @@ std::string run_report_data(const std::filesystem::path& run_dir, const HtmlRepo
     if (const ModelGraph* graph = file.graph())
       doc["graph"] = detail::html_graph(*graph, "model.onnx", options.max_graph_nodes);
   }
+  // What tfdebug explain, attack and robust saved here (--run-dir).
+  doc["analyses"] = detail::html_analyses(run_dir, options.max_analyses, doc["analysis_notes"]);
   return detail::html_dump(doc);
 }
 

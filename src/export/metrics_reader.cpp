@@ -10,6 +10,7 @@
 #include <string>
 
 #include "tfdebug/core/error.hpp"
+#include "tfdebug/core/json_shape.hpp"
 #include "tfdebug/export/metrics_files.hpp"
 
 namespace tfdebug {
@@ -24,32 +25,6 @@ using Json = nlohmann::json;
 constexpr std::size_t kMaxLine = std::size_t(16) << 20;
 // step → modules → module → activations → value.
 constexpr std::size_t kMaxDepth = 4;
-
-// Nesting is checked by a scan of the text before parsing, not by the parser's callback, whose
-// cost grows with the square of sibling objects (a model's modules).
-bool too_deep(const std::string& text) {
-  std::size_t depth = 0;
-  bool in_string = false;
-  bool escaped = false;
-  for (const char c : text) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      if (++depth > kMaxDepth) return true;
-    } else if ((c == '}' || c == ']') && depth > 0) {
-      --depth;
-    }
-  }
-  return false;
-}
 
 // A field's name comes from the file: control characters (an escape sequence, a line break)
 // become '?', so that the error stays one plain line.
@@ -123,7 +98,7 @@ ActivationSummary read_activations(const LineFields& f, const Json& a, const std
 
 StepMetrics read_line(const std::filesystem::path& path, std::int64_t number, const std::string& line) {
   const LineFields f(path, number);
-  if (too_deep(line))
+  if (json_shape(line).depth > kMaxDepth)
     throw Error(f.where() + ": nested deeper than " + std::to_string(kMaxDepth) +
                 " levels: not a line of metrics.jsonl");
   Json doc;

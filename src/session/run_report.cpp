@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tfdebug/core/error.hpp"
+#include "tfdebug/core/json_shape.hpp"
 
 namespace tfdebug {
 
@@ -29,35 +30,13 @@ constexpr std::size_t kMaxDepth = 16;
 constexpr std::size_t kMaxKeys = 256;
 
 void check_shape(const std::string& text, const std::filesystem::path& path) {
-  constexpr std::size_t kArray = SIZE_MAX;  // an open array; else the keys of an open object
-  std::vector<std::size_t> open;
-  bool in_string = false;
-  bool escaped = false;
-  for (const char c : text) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      open.push_back(c == '{' ? 0 : kArray);
-      if (open.size() > kMaxDepth)
-        throw Error(path.string() + ": nested deeper than " + std::to_string(kMaxDepth) +
-                    " levels: not a report.json");
-    } else if ((c == '}' || c == ']') && !open.empty()) {
-      open.pop_back();
-    } else if (c == ':' && !open.empty() && open.back() != kArray && ++open.back() > kMaxKeys) {
-      throw Error(path.string() + ": an object with more than " + std::to_string(kMaxKeys) +
-                  " keys: not a report.json");
-    }
-  }
+  const JsonShape shape = json_shape(text);
+  if (shape.depth > kMaxDepth)
+    throw Error(path.string() + ": nested deeper than " + std::to_string(kMaxDepth) +
+                " levels: not a report.json");
+  if (shape.max_keys > kMaxKeys)
+    throw Error(path.string() + ": an object with more than " + std::to_string(kMaxKeys) +
+                " keys: not a report.json");
 }
 
 // A field's name comes from the file: control characters (an escape sequence, a line break)

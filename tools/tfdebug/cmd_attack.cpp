@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis_output.hpp"
 #include "cli_input.hpp"
 #include "commands.hpp"
 #include "json_output.hpp"
@@ -29,7 +30,7 @@ struct AttackArgs {
   double eps = -1, step_size = -1, confidence = 0;  // < 0: the attack's default
   std::int64_t steps = -1, restarts = 1, target = -1, max_batch = 64;
   std::uint64_t seed = 0;
-  bool json = false;
+  AnalysisOutput output;  // --json, --run-dir, --html
 };
 
 struct AttackInfo {
@@ -186,6 +187,7 @@ void draw_examples(const robust::AttackResult& r, std::span<const float> x,
 }
 
 int run_attack(const AttackArgs& args) {
+  args.output.check();
   if (std::none_of(std::begin(kAttacks), std::end(kAttacks),
                    [&](const AttackInfo& a) { return args.attack == a.name; })) {
     throw Error("--attack '" + terminal_safe(args.attack) +
@@ -260,10 +262,13 @@ int run_attack(const AttackArgs& args) {
       plot.markers = true;
       viz::save(plot, args.png);
     }
-    if (args.json) {
-      std::fputs((json_text({{"attack", args.attack}, {"examples", n}, {"sweep", points}}) + "\n").c_str(),
-                 stdout);
-      return 0;
+    if (args.output.wanted()) {
+      std::vector<std::string> images;
+      if (!args.png.empty()) images.push_back(args.png);
+      args.output.emit("attack", args.attack + " eps sweep on " + args.model,
+                       {{"attack", args.attack}, {"model", args.model}, {"examples", n}, {"sweep", points}},
+                       images);
+      if (args.output.json) return 0;
     }
     std::printf("accuracy of %s under %s over %lld examples\n", terminal_safe(args.model).c_str(),
                 args.attack.c_str(), static_cast<long long>(n));
@@ -281,7 +286,7 @@ int run_attack(const AttackArgs& args) {
   const robust::AttackSummary sum = robust::summarize(r);
   if (!args.out.empty()) write_npy(args.out, r.adversarial, shape);
   if (!args.png.empty()) draw_examples(r, x, example, args.png);
-  if (args.json) {
+  if (args.output.wanted()) {
     nlohmann::json success = nlohmann::json::array();
     for (const std::uint8_t v : r.success) success.push_back(v != 0);
     const auto list = [](const std::vector<double>& v) {
@@ -313,8 +318,11 @@ int run_attack(const AttackArgs& args) {
                             {"l2", to_json(sum.l2)},
                             {"linf", to_json(sum.linf)}}}};
     if (r.targeted) out["target"] = args.target;
-    std::fputs((json_text(out) + "\n").c_str(), stdout);
-    return 0;
+    std::vector<std::string> images;
+    if (!args.png.empty()) images.push_back(args.png);
+    args.output.emit("attack", r.attack + " on " + args.model + " (" + std::to_string(n) + " examples)", out,
+                     images);
+    if (args.output.json) return 0;
   }
   const bool colour = use_colour(stdout);
   std::printf("%s on %s: %lld examples\n", paint(r.attack, Tone::bold, colour).c_str(),
@@ -402,7 +410,8 @@ void register_attack(CLI::App& app, int& exit_code) {
   cmd->add_option("--png", args->png,
                   "Draw original / adversarial / difference for image inputs (up to 4 examples), or with "
                   "--eps-sweep the accuracy curve");
-  cmd->add_flag("--json", args->json,
+  add_analysis_options(cmd, &args->output);
+  cmd->add_flag("--json", args->output.json,
                 "One JSON object: per example (input order) success, l0, l2, linf, labels, predictions and "
                 "confidences; the summary (success rate, accuracy, queries, norm quantiles)");
   cmd->callback([args, &exit_code] { exit_code = run_attack(*args); });

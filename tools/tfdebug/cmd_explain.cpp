@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis_output.hpp"
 #include "cli_input.hpp"
 #include "commands.hpp"
 #include "explain_attention.hpp"
@@ -53,7 +54,7 @@ struct ExplainArgs {
   std::int64_t max_batch = 64;
   std::size_t top = 10;
   std::string feature_names;
-  bool json = false;
+  AnalysisOutput output;  // --json, --run-dir, --html
   bool evaluate = false;
   std::string neighbourhood;  // lime: the samples, weights and outputs as CSV
   std::string layer;          // the CAM methods: a module path of the model
@@ -294,6 +295,7 @@ interpret::Attribution explain(interpret::GradientModel& model, const ExplainArg
 }
 
 int run_explain(const ExplainArgs& args) {
+  args.output.check();
   // The method is checked before the model loads: a typo costs nothing.
   if (std::none_of(std::begin(kMethods), std::end(kMethods),
                    [&](const MethodInfo& m) { return args.method == m.name; })) {
@@ -318,7 +320,7 @@ int run_explain(const ExplainArgs& args) {
                             .layer = args.layer,
                             .target = args.target,
                             .max_batch = args.max_batch,
-                            .json = args.json,
+                            .output = args.output,
                             .png = args.png});
   }
   if (!args.layer.empty() || !args.png.empty())
@@ -336,7 +338,7 @@ int run_explain(const ExplainArgs& args) {
                                   .delimiter = args.delimiter,
                                   .html = args.attention_html,
                                   .png = args.attention_png,
-                                  .json = args.json});
+                                  .output = args.output});
   }
   if (!args.attention_html.empty() || !args.attention_png.empty())
     throw Error("--attention-html and --attention-png are for --method attention-rollout");
@@ -372,7 +374,7 @@ int run_explain(const ExplainArgs& args) {
     r.immutable = args.immutable;
     r.seed = args.seed;
     r.names = split_names(args.feature_names.empty() ? input.header : args.feature_names);
-    r.json = args.json;
+    r.output = args.output;
     return print_counterfactuals(model, r);
   }
   std::optional<interpret::LimeAttribution> lime;
@@ -407,7 +409,13 @@ int run_explain(const ExplainArgs& args) {
     e.insertion = interpret::insertion_curve(model, input.values, target, a.values, co);
   }
 
-  if (args.json) {
+  // Names as given, else a CSV input's header when it names every value.
+  std::vector<std::string> names = split_names(args.feature_names);
+  if (names.empty()) {
+    names = split_names(input.header);
+    if (names.size() != input.values.size()) names.clear();
+  }
+  if (args.output.wanted()) {
     nlohmann::json out = {{"method", a.method},
                           {"model", args.model},
                           {"target", target},
@@ -439,16 +447,16 @@ int run_explain(const ExplainArgs& args) {
                            {"deletion", e.deletion.output},
                            {"insertion", e.insertion.output}};
     }
-    std::fputs((json_text(out) + "\n").c_str(), stdout);
-    return 0;
+    at = 0;
+    nlohmann::json extra = {
+        {"input", nested(std::vector<double>(input.values.begin(), input.values.end()), input.shape, 0, at)}};
+    if (!names.empty()) extra["feature_names"] = names;
+    if (input.tokens) extra["tokens"] = input.values;
+    args.output.emit("explain", a.method + " of output " + std::to_string(target) + " of " + args.model, out,
+                     {}, extra);
+    if (args.output.json) return 0;
   }
   const bool colour = use_colour(stdout);
-  // Names as given, else a CSV input's header when it names every value.
-  std::vector<std::string> names = split_names(args.feature_names);
-  if (names.empty()) {
-    names = split_names(input.header);
-    if (names.size() != input.values.size()) names.clear();
-  }
   std::printf("%s of output %lld (%s) of %s\n", paint(a.method, Tone::bold, colour).c_str(),
               static_cast<long long>(target), chosen ? "--target" : "the model's top output",
               terminal_safe(args.model).c_str());
@@ -603,7 +611,8 @@ void register_explain(CLI::App& app, int& exit_code) {
   cmd->add_flag("--evaluate", args->evaluate,
                 "Also measure the attributions: infidelity, sensitivity-max (the method run 10 more times), "
                 "deletion and insertion curves with their AUC (20 steps, towards zeros)");
-  cmd->add_flag("--json", args->json,
+  add_analysis_options(cmd, &args->output);
+  cmd->add_flag("--json", args->output.json,
                 "One JSON object: method, target, output, reference_output, delta, evaluations, attributions "
                 "(in the input's shape)");
   cmd->callback([args, &exit_code] { exit_code = run_explain(*args); });

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis_output.hpp"
 #include "cli_input.hpp"
 #include "commands.hpp"
 #include "json_output.hpp"
@@ -44,7 +45,7 @@ struct RobustArgs {
   std::size_t top = 10;
   std::uint64_t seed = 0;
   std::int64_t max_batch = 1000;
-  bool json = false;
+  AnalysisOutput output;  // --json, --run-dir, --html
   std::string png;
 };
 
@@ -181,6 +182,7 @@ void save_png(const RobustArgs& args, const viz::Plot& plot, const std::string& 
 }
 
 int run_robust(const RobustArgs& args) {
+  args.output.check();
   // Names checked before the model loads: a typo costs nothing.
   std::vector<robust::Perturbation> kinds;
   for (const auto& name : split_names(args.perturb)) kinds.push_back(robust::parse_perturbation(name));
@@ -215,9 +217,9 @@ int run_robust(const RobustArgs& args) {
   std::vector<std::string> pngs;
   const bool colour = use_colour(stdout);
   const auto heading = [&](const std::string& text) {
-    if (!args.json) std::printf("\n%s\n", paint(text, Tone::bold, colour).c_str());
+    if (!args.output.json) std::printf("\n%s\n", paint(text, Tone::bold, colour).c_str());
   };
-  if (!args.json) {
+  if (!args.output.json) {
     std::printf("%s of %s on %s (%s%s)\n", paint("robustness", Tone::bold, colour).c_str(),
                 terminal_safe(args.model).c_str(), terminal_safe(args.input).c_str(),
                 plural(data.count, "input").c_str(),
@@ -266,7 +268,7 @@ int run_robust(const RobustArgs& args) {
                       {"median_radius", json_number(s.median_radius)}};
     heading("certified robustness: randomized smoothing, sigma " + format_number(args.sigma) + ", n " +
             format_count(args.n) + ", alpha " + format_number(args.alpha));
-    if (!args.json) {
+    if (!args.output.json) {
       KeyValueTable t;
       t.add("abstained",
             plural(abstained, "input") + " (" + robust::format_measure(100 * s.abstain_rate) + "%)");
@@ -332,7 +334,7 @@ int run_robust(const RobustArgs& args) {
       heading(std::string("perturbation: ") + robust::perturbation_name(kind) + ", " +
               plural(o.samples, "sample") + " an input; score " + robust::format_measure(r.score) +
               " (normalised area under agreement)");
-      if (!args.json) {
+      if (!args.output.json) {
         using Align = Table::Align;
         Table t({{.header = "intensity", .align = Align::right},
                  {.header = labels.empty() ? "agreement" : "accuracy", .align = Align::right},
@@ -429,7 +431,7 @@ int run_robust(const RobustArgs& args) {
         for (const auto& fl : s.flips)
           flips.push_back({{"at", json_number(fl.at)}, {"from", fl.from}, {"to", fl.to}});
         w["sweeps"].push_back({{"feature", f}, {"grid", grid}, {"predicted", s.predicted}, {"flips", flips}});
-        if (!args.json) {
+        if (!args.output.json) {
           std::printf("  sweep of feature %s on row %lld (%s..%s): ", feature_text(f, data.names).c_str(),
                       static_cast<long long>(args.row), format_number(grid.front()).c_str(),
                       format_number(grid.back()).c_str());
@@ -441,7 +443,7 @@ int run_robust(const RobustArgs& args) {
           if (!s.flips.empty()) std::printf("\n");
         }
       }
-      if (!args.json && features.size() == 1) {
+      if (!args.output.json && features.size() == 1) {
         std::printf("  partial dependence:");
         for (std::size_t g = 0; g < grids[0].size(); g += std::max<std::size_t>(1, grids[0].size() / 6))
           std::printf(" %s: %s", format_number(grids[0][g]).c_str(), format_number(pd.average[g]).c_str());
@@ -497,7 +499,7 @@ int run_robust(const RobustArgs& args) {
         w["scenarios"].push_back(
             {{"name", r.name}, {"outputs", r.outputs}, {"predicted", r.predicted}, {"change", r.change}});
       heading("scenarios for row " + std::to_string(args.row));
-      if (!args.json) {
+      if (!args.output.json) {
         using Align = Table::Align;
         Table t({{.header = "scenario", .elidable = true, .minimum = 12},
                  {.header = "predicted", .align = Align::right},
@@ -540,7 +542,7 @@ int run_robust(const RobustArgs& args) {
             (args.training.empty()
                  ? " (no --training: no out-of-distribution check)"
                  : " (Mahalanobis on the inputs, covariance of --training, shrinkage 0.01)"));
-    if (!args.json) {
+    if (!args.output.json) {
       for (std::size_t k = 0; k < std::min(args.top, e.risky.size()); ++k) {
         std::printf("  #%lld: ", static_cast<long long>(e.risky[k].index));
         for (std::size_t r = 0; r < e.risky[k].reasons.size(); ++r)
@@ -559,10 +561,8 @@ int run_robust(const RobustArgs& args) {
   }
   out["recommendations"] = recs;
   out["png"] = pngs;
-  if (args.json) {
-    std::fputs((json_text(out) + "\n").c_str(), stdout);
-    return 0;
-  }
+  args.output.emit("robust", "robustness of " + args.model + " on " + args.input, out, pngs);
+  if (args.output.json) return 0;
   heading("recommendations");
   // Not a terminal (a pipe, a file): lines of 100 columns.
   const std::size_t columns = terminal_columns(stdout);
@@ -635,7 +635,8 @@ void register_robust(CLI::App& app, int& exit_code) {
   cmd->add_option("--max-batch", args->max_batch, "Examples per model call: memory is bounded by this")
       ->capture_default_str()
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
-  cmd->add_flag("--json", args->json,
+  add_analysis_options(cmd, &args->output);
+  cmd->add_flag("--json", args->output.json,
                 "One JSON object: certify, perturbation, whatif, edge_cases, recommendations");
   cmd->add_option("--png", args->png, "Write the curves as PNG files into this directory");
   cmd->callback([args, &exit_code] { exit_code = run_robust(*args); });

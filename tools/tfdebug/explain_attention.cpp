@@ -174,7 +174,7 @@ int run_attention_explain(const AttentionExplainArgs& args) {
     wrote.push_back(args.png);
   }
 
-  if (args.json) {
+  if (args.output.wanted()) {
     nlohmann::json heads = nlohmann::json::array();
     for (std::size_t k = 0; k < stats.size(); ++k) {
       const interpret::HeadStats& s = stats[k];
@@ -228,8 +228,10 @@ int run_attention_explain(const AttentionExplainArgs& args) {
                           {"flow", matrix(flow, static_cast<std::size_t>(n))},
                           {"head_analysis", heads},
                           {"wrote", wrote}};
-    std::fputs((json_text(out) + "\n").c_str(), stdout);
-    return 0;
+    std::vector<std::string> images;
+    if (!args.png.empty()) images.push_back(args.png);
+    args.output.emit("explain", "attention-rollout of the demo model on " + args.input, out, images);
+    if (args.output.json) return 0;
   }
 
   const bool colour = use_colour(stdout);

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "analysis_output.hpp"
+
 namespace tfdebug::cli {
 
 struct AttentionExplainArgs {
@@ -16,7 +18,7 @@ struct AttentionExplainArgs {
   std::int64_t delimiter = 0;  // the demo's separator token
   std::string html{};          // --attention-html
   std::string png{};           // --attention-png
-  bool json = false;
+  AnalysisOutput output;       // --json, --run-dir, --html
 };
 
 int run_attention_explain(const AttentionExplainArgs& args);

@@ -109,7 +109,7 @@ int run_cam_explain(const CamRequest& request) {
   }
   if (!request.png.empty()) write_png(request, cam, target);
 
-  if (request.json) {
+  if (request.output.wanted()) {
     nlohmann::json out = {{"method", cam.method},
                           {"model", request.model},
                           {"layer", request.layer},
@@ -129,8 +129,13 @@ int run_cam_explain(const CamRequest& request) {
       for (const double s : cam.channel_scores) scores.push_back(json_number(s));
       out["channel_scores"] = std::move(scores);
     }
-    std::fputs((json_text(out) + "\n").c_str(), stdout);
-    return 0;
+    std::vector<std::string> images;
+    if (!request.png.empty()) images.push_back(request.png);
+    request.output.emit(
+        "explain",
+        cam.method + " of output " + std::to_string(target) + " of " + request.model + " at " + request.layer,
+        out, images, {{"input", request.input}});
+    if (request.output.json) return 0;
   }
 
   const bool colour = use_colour(stdout);

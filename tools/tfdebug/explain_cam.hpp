@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "analysis_output.hpp"
+
 namespace tfdebug::cli {
 
 // True for the method names this file runs.
@@ -20,8 +22,8 @@ struct CamRequest {
   std::string layer;                // a module path of the model ("conv2"); required
   std::int64_t target = -1;         // -1: the model's top output at the input
   std::int64_t max_batch = 64;      // score-cam: masked inputs per forward call
-  bool json = false;
-  std::string png;  // write the input and the map beside it as a PNG
+  AnalysisOutput output;            // --json, --run-dir, --html
+  std::string png;                  // write the input and the map beside it as a PNG
 };
 
 // Prints the map (text or --json) and returns the exit code; tfdebug::Error for what the user

@@ -172,7 +172,7 @@ int print_counterfactuals(interpret::GradientModel& model, const CounterfactualR
     set.counterfactuals.push_back(std::move(c));
   }
 
-  if (r.json) {
+  if (r.output.wanted()) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& c : set.counterfactuals) {
       std::vector<std::int64_t> changed;
@@ -202,8 +202,12 @@ int print_counterfactuals(interpret::GradientModel& model, const CounterfactualR
                             {"count_diversity", json_number(set.count_diversity)},
                             {"determinant", json_number(set.determinant)}}},
                           {"evaluations", set.evaluations}};
-    std::fputs((json_text(out) + "\n").c_str(), stdout);
-    return 0;
+    nlohmann::json extra = nlohmann::json::object();
+    if (r.names.size() == n) extra["feature_names"] = r.names;
+    r.output.emit("explain",
+                  r.method + " counterfactuals into class " + std::to_string(wanted) + " of " + r.model, out,
+                  {}, extra);
+    if (r.output.json) return 0;
   }
 
   const bool colour = use_colour(stdout);

@@ -9,6 +9,8 @@
 
 #include "tfdebug/interpret/model.hpp"
 
+#include "analysis_output.hpp"
+
 namespace tfdebug::cli {
 
 struct CounterfactualRequest {
@@ -22,7 +24,7 @@ struct CounterfactualRequest {
   std::string immutable;           // "i,j"
   std::uint64_t seed = 0;
   std::vector<std::string> names;  // of the features, when known
-  bool json = false;
+  AnalysisOutput output;           // --json, --run-dir, --html
 };
 
 // Prints the counterfactuals; returns the exit status.

@@ -44,6 +44,8 @@ struct HtmlReportOptions {
   // Both: ops of the model graph embedded (a run directory's model.onnx, an ONNX checkpoint's
   // graph), in execution order; the page says how many more there are.
   std::size_t max_graph_nodes = 3000;
+  // Runs: the newest saved analyses shown (explain, attack, robust: tfdebug/export/analysis.hpp).
+  std::size_t max_analyses = 20;
 };
 
 // What a writer wrote.

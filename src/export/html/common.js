@@ -236,5 +236,6 @@ TF.tip = function (host) {
 TF.start = function () {
   TF.data = JSON.parse(document.getElementById("tfdebug-data").textContent);
   if (TF.data.kind === "run") TF.runPage(TF.data);
+  else if (TF.data.kind === "analysis") TF.analysisPage(TF.data);
   else TF.checkpointPage(TF.data);
 };

@@ -322,7 +322,10 @@ TF.runPage = function (d) {
       { label: "spectral norm", num: true, fmt: TF.fmt }, { label: "stable rank", num: true, fmt: TF.fmt }], rows: d.spectral }).node);
   }
 
-  TF.page(run.dir, [summary, fsec, msec, gsec, asec, flsec, psec, modsec, graph && graph.section, csec]);
+  // What tfdebug explain, attack and robust saved into this run directory (--run-dir).
+  var ansec = d.analyses && (d.analyses.length || d.analysis_notes.length) ? TF.analysisSection(d.analyses, d.analysis_notes, charts) : null;
+
+  TF.page(run.dir, [summary, fsec, msec, gsec, asec, flsec, psec, modsec, graph && graph.section, ansec, csec]);
   TF.drawAll(charts);
 };
 
