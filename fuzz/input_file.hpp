@@ -19,7 +19,7 @@ class InputFile {
   explicit InputFile(const std::string& name)
       : dir_(std::filesystem::temp_directory_path() / ("tfdebug-fuzz-" + std::to_string(::getpid()))),
         path_(dir_ / name) {
-    std::filesystem::create_directories(dir_);
+    std::filesystem::create_directories(path_.parent_path());
   }
   ~InputFile() {
     std::error_code ec;

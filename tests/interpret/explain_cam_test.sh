@@ -63,6 +63,16 @@ check "the text names the method, the layer and prints 8 rows of 8 numbers" bash
   head -1 '$work/text.txt' | grep -q '^grad-cam of output [0-9] (the model.s top output) of .* at layer conv2' &&
   [ \$(grep -cE '^( +[-0-9.e+]+){8}$' '$work/text.txt') -eq 8 ]"
 
+# The other methods on the same [1, 8, 8] file: the model refuses a batch of one 8 x 8 example, so
+# the leading 1 is its channel. Integrated Gradients is complete: the sum is f(x) - f(0).
+"$tfdebug" explain --model "$m" --input "$x" --method integrated-gradients --steps 200 --json >"$work/ig.json"
+check "integrated-gradients on the [1, 8, 8] digit exits 0" test $? -eq 0
+check "its attributions have the digit's [1, 8, 8] shape and sum to f(x) - f(0)" $py -c "
+import json
+j = json.load(open('$work/ig.json'))
+assert j['shape'] == [1, 8, 8] and len(j['attributions']) == 1 and len(j['attributions'][0]) == 8, j['shape']
+assert abs(j['sum'] - (j['output'] - j['reference_output'])) < 1e-2 * abs(j['sum']), (j['sum'], j['output'], j['reference_output'])"
+
 expect2() {  # expect2 NAME PATTERN ARGS...
   local name="$1" pattern="$2"
   shift 2

@@ -125,7 +125,10 @@ Input read_input(const std::string& spec) {
   }
   if (spec.ends_with(".npy")) {
     in.values = npy_values(spec, &in.shape);
-    if (in.shape.size() > 1 && in.shape.front() == 1) in.shape.erase(in.shape.begin());
+    if (in.shape.size() > 1 && in.shape.front() == 1) {
+      in.shape.erase(in.shape.begin());
+      in.dropped_one = true;
+    }
     if (in.shape.empty()) in.shape = {1};
     return in;
   }

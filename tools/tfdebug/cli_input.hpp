@@ -32,8 +32,9 @@ std::vector<float> read_rows(const std::string& path, std::int64_t numel, const 
 struct Input {
   std::vector<float> values;
   std::vector<std::int64_t> shape;
-  std::string header;   // a CSV file's header line: the features' names
-  bool tokens = false;  // tok:...: token ids
+  std::string header;        // a CSV file's header line: the features' names
+  bool tokens = false;       // tok:...: token ids
+  bool dropped_one = false;  // a .npy's leading 1 left out of `shape` (a batch of one, or one channel)
 };
 Input read_input(const std::string& spec);
 

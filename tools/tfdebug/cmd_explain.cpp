@@ -342,8 +342,26 @@ int run_explain(const ExplainArgs& args) {
   }
   if (!args.attention_html.empty() || !args.attention_png.empty())
     throw Error("--attention-html and --attention-png are for --method attention-rollout");
-  const Input input = read_input(args.input);
-  torch::TorchModel model = torch::load_torchscript(args.model, input.shape);
+  Input input = read_input(args.input);
+  torch::TorchModel model = [&] {
+    try {
+      return torch::load_torchscript(args.model, input.shape);
+    } catch (const Error&) {
+      // A .npy of [1, 8, 8] is a batch of one [8, 8] example or one example of one channel: when
+      // the model refuses the first reading, it gets the second; when it refuses both, the first
+      // error is the one to read.
+      if (!input.dropped_one) throw;
+      std::vector<std::int64_t> kept = input.shape;
+      kept.insert(kept.begin(), 1);
+      try {
+        torch::TorchModel channel = torch::load_torchscript(args.model, kept);
+        input.shape = std::move(kept);
+        return channel;
+      } catch (const Error&) {
+      }
+      throw;
+    }
+  }();
   const auto numel = static_cast<std::int64_t>(input.values.size());
   const std::vector<float> background =
       args.background.empty() ? std::vector<float>() : read_rows(args.background, numel, "--background");
