@@ -23,7 +23,7 @@ mapfile -t kernels < <(git grep -l 'define HWY_TARGET_INCLUDE' -- 'src/*.cpp')
 # the same IValue-in-std::vector instantiation through ATen's op and autograd headers.
 unparsed=(tools/tfdebug/demo/demo_model.cpp tools/tfdebug/demo/zoo.cpp tools/tfdebug/graph_demo.cpp
   src/torch/torchscript_model.cpp src/torch/interpret_model.cpp src/torch/rule_model.cpp
-  src/torch/rule_parameter_paths.cpp src/torch/torch_layer_model.cpp src/torch/torchscript_layer_model.cpp
+  src/torch/rule_parameter_paths.cpp src/torch/torch_layer_model.cpp src/torch/torchscript_layer_model.cpp src/torch/torchscript_attention_model.cpp
   src/torch/torchscript_rule_model.cpp)
 # attention_capture.cpp: bugprone-forward-declaration-namespace fires on caffe2::Tensor inside
 # LibTorch's own ATen/core/blob.h in this TU; it is checked with that one check off.

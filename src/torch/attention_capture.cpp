@@ -23,6 +23,9 @@ class AttentionOverride : public detail::OpOverride {
   AttentionOverride(::torch::nn::Module& root, std::int64_t batch) : batch_(batch) {
     detail::map_modules(root, names_, tree_, storage_);
   }
+  AttentionOverride(std::span<const ModuleParameter> parameters, std::int64_t batch) : batch_(batch) {
+    detail::map_parameters(parameters, names_, tree_, storage_);
+  }
 
   void call(const c10::OperatorHandle& op, c10::DispatchKeySet keys, ::torch::jit::Stack* stack) override {
     const auto& schema = op.schema();
@@ -72,14 +75,11 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
   return s;
 }
 
-}  // namespace
-
-interpret::AttentionMaps capture_attention(::torch::nn::Module& root, const std::function<void()>& forward,
-                                           std::int64_t batch, std::int64_t example) {
-  if (batch < 1 || example < 0 || example >= batch)
+interpret::AttentionMaps capture_with(AttentionOverride& capture, const std::function<void()>& forward,
+                                      std::int64_t example) {
+  if (capture.batch_ < 1 || example < 0 || example >= capture.batch_)
     throw Error("capture_attention: example " + std::to_string(example) + " of a batch of " +
-                std::to_string(batch));
-  AttentionOverride capture(root, batch);
+                std::to_string(capture.batch_));
   interpret::AttentionMaps maps;
   capture.on_attention = [&](const std::string& layer, const at::Tensor& probs, ::torch::jit::Stack*) {
     const std::int64_t heads = probs.size(1), n = probs.size(2);
@@ -104,9 +104,8 @@ interpret::AttentionMaps capture_attention(::torch::nn::Module& root, const std:
   return maps;
 }
 
-void run_with_head_scale(::torch::nn::Module& root, const std::function<void()>& forward,
-                         std::span<const float> head_scale, std::int64_t batch) {
-  AttentionOverride mask(root, batch);
+void run_scaled(AttentionOverride& mask, const std::function<void()>& forward,
+                std::span<const float> head_scale) {
   std::size_t used = 0;
   mask.on_attention = [&](const std::string& layer, const at::Tensor& probs, ::torch::jit::Stack* stack) {
     const auto heads = static_cast<std::size_t>(probs.size(1));
@@ -131,9 +130,42 @@ void run_with_head_scale(::torch::nn::Module& root, const std::function<void()>&
   }
 }
 
+}  // namespace
+
+interpret::AttentionMaps capture_attention(::torch::nn::Module& root, const std::function<void()>& forward,
+                                           std::int64_t batch, std::int64_t example) {
+  AttentionOverride source(root, batch);
+  return capture_with(source, forward, example);
+}
+
+interpret::AttentionMaps capture_attention(std::span<const ModuleParameter> parameters,
+                                           const std::function<void()>& forward, std::int64_t batch,
+                                           std::int64_t example) {
+  AttentionOverride source(parameters, batch);
+  return capture_with(source, forward, example);
+}
+
+void run_with_head_scale(::torch::nn::Module& root, const std::function<void()>& forward,
+                         std::span<const float> head_scale, std::int64_t batch) {
+  AttentionOverride mask(root, batch);
+  run_scaled(mask, forward, head_scale);
+}
+
+void run_with_head_scale(std::span<const ModuleParameter> parameters, const std::function<void()>& forward,
+                         std::span<const float> head_scale, std::int64_t batch) {
+  AttentionOverride mask(parameters, batch);
+  run_scaled(mask, forward, head_scale);
+}
+
 TorchAttentionModel::TorchAttentionModel(::torch::nn::Module& root, TorchModel::Forward forward,
                                          std::vector<std::int64_t> input_shape)
     : root_(&root), function_(forward), model_(std::move(forward), std::move(input_shape)) {}
+
+TorchAttentionModel::TorchAttentionModel(std::vector<ModuleParameter> parameters, TorchModel::Forward forward,
+                                         std::vector<std::int64_t> input_shape)
+    : parameters_(std::move(parameters)),
+      function_(forward),
+      model_(std::move(forward), std::move(input_shape)) {}
 
 namespace {
 
@@ -153,7 +185,8 @@ at::Tensor example_batch(std::span<const float> x, const std::vector<std::int64_
 interpret::AttentionMaps TorchAttentionModel::attention(std::span<const float> x) {
   const at::Tensor batch = example_batch(x, model_.input_shape());
   const at::NoGradGuard no_grad;
-  return capture_attention(*root_, [&] { (void)function_(batch); });
+  const auto run = [&] { (void)function_(batch); };
+  return root_ != nullptr ? capture_attention(*root_, run) : capture_attention(parameters_, run);
 }
 
 void TorchAttentionModel::forward_with_heads(std::span<const float> x, std::span<const float> head_scale,
@@ -161,8 +194,12 @@ void TorchAttentionModel::forward_with_heads(std::span<const float> x, std::span
   const at::Tensor batch = example_batch(x, model_.input_shape());
   const at::NoGradGuard no_grad;
   at::Tensor y;
-  run_with_head_scale(
-      *root_, [&] { y = function_(batch); }, head_scale);
+  const auto run = [&] { y = function_(batch); };
+  if (root_ != nullptr) {
+    run_with_head_scale(*root_, run, head_scale);
+  } else {
+    run_with_head_scale(parameters_, run, head_scale);
+  }
   y = y.to(at::kFloat).reshape({-1}).contiguous();
   if (y.numel() != model_.output_size())
     throw Error("the model returned " + std::to_string(y.numel()) + " outputs with heads masked; expected " +

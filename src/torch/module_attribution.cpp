@@ -34,4 +34,20 @@ void map_modules(::torch::nn::Module& root, Interner& names, ModuleTree& tree, S
   });
 }
 
+void map_parameters(std::span<const ModuleParameter> parameters, Interner& names, ModuleTree& tree,
+                    StorageModules& storage) {
+  for (const ModuleParameter& p : parameters) {
+    const std::uint32_t id = names.intern(p.module);
+    // The module and each of its ancestors, with its parent: "a.b.c" adds a.b.c, a.b and a.
+    for (std::string_view path = p.module; !path.empty();) {
+      const auto dot = path.rfind('.');
+      const std::string_view parent =
+          dot == std::string_view::npos ? std::string_view() : path.substr(0, dot);
+      tree.add(names.intern(path), names.intern(parent));
+      path = parent;
+    }
+    storage.emplace(p.storage, id);
+  }
+}
+
 }  // namespace tfdebug::torch::detail

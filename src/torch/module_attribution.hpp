@@ -32,12 +32,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "tfdebug/core/interner.hpp"
+#include "tfdebug/torch/interpret_model.hpp"
 
 namespace torch::nn {
 class Module;
@@ -215,5 +217,10 @@ inline void remember_module(SequenceModules& modules, std::uint64_t first, std::
 // Every module of `root` interned in `names` (the root is ""), with its parent, and each
 // parameter's storage with its module.
 void map_modules(::torch::nn::Module& root, Interner& names, ModuleTree& tree, StorageModules& storage);
+
+// The same from a list of parameters by module path (a TorchScript module's): every module on the
+// paths, with its parent, and each parameter's storage with its module.
+void map_parameters(std::span<const ModuleParameter> parameters, Interner& names, ModuleTree& tree,
+                    StorageModules& storage);
 
 }  // namespace tfdebug::torch::detail

@@ -18,13 +18,7 @@ TorchLayerModel load_torchscript_layer(const std::string& path, std::vector<std:
   const std::shared_ptr<::torch::jit::Module> module = detail::load_script_module(path);
   // The interpreter runs every op through the dispatcher, where the layer's parameters are the
   // module's own tensors; the module is owned by the function, so these stay valid.
-  std::vector<TorchLayerModel::Parameter> parameters;
-  for (const auto& named : module->named_parameters(/*recurse=*/true)) {
-    const auto dot = named.name.rfind('.');
-    const auto& storage = named.value.unsafeGetTensorImpl()->unsafe_storage();
-    parameters.push_back({dot == std::string::npos ? std::string() : named.name.substr(0, dot),
-                          storage ? storage.data() : nullptr});
-  }
+  const std::vector<TorchLayerModel::Parameter> parameters = detail::script_parameters(*module);
   try {
     return TorchLayerModel(
         [module](const at::Tensor& batch) {

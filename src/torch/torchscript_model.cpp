@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "script_module.hpp"
 #include "tfdebug/core/error.hpp"
@@ -26,6 +27,17 @@ std::shared_ptr<::torch::jit::Module> detail::load_script_module(const std::stri
   }
   module->eval();
   return module;
+}
+
+std::vector<ModuleParameter> detail::script_parameters(const ::torch::jit::Module& module) {
+  std::vector<ModuleParameter> parameters;
+  for (const auto& named : module.named_parameters(/*recurse=*/true)) {
+    const auto dot = named.name.rfind('.');
+    const auto& storage = named.value.unsafeGetTensorImpl()->unsafe_storage();
+    parameters.push_back({dot == std::string::npos ? std::string() : named.name.substr(0, dot),
+                          storage ? storage.data() : nullptr});
+  }
+  return parameters;
 }
 
 TorchModel load_torchscript(const std::string& path, std::vector<std::int64_t> input_shape) {

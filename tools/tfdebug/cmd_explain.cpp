@@ -107,8 +107,9 @@ constexpr MethodInfo kMethods[] = {
     {"guided-backprop", "the gradient with each ReLU passing only positive gradients where its input is > 0"},
     {"deconvnet", "the gradient with each ReLU passing relu(gradient)"},
     {"attention-rollout",
-     "--model demo: the last token's Attention Rollout over the input tokens (--head-fusion mean, "
-     "--discard-ratio 0), head roles and importance; --attention-html, --attention-png"},
+     "the last position's Attention Rollout over the input tokens (--input token ids; --head-fusion "
+     "mean, --discard-ratio 0), head roles and importance; --attention-html, --attention-png; --model demo "
+     "or a TorchScript model that computes its attention with a softmax"},
 };
 
 std::string method_list() {

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,8 +35,11 @@ namespace {
 constexpr std::int64_t kTrainSteps = 300;
 constexpr std::uint64_t kSeed = 1;
 
-// "3 5 1 0 3 5" or "3,5,1,0,3,5" -> token ids, each checked against the demo's vocabulary.
-std::vector<std::int64_t> parse_tokens(const std::string& text, const demo::DemoConfig& config) {
+// "3 5 1 0 3 5", "3,5,1,0,3,5" or "tok:3,5,1" -> token ids; for the demo (`demo` not null) each
+// checked against its vocabulary and the sequence against its length.
+std::vector<std::int64_t> parse_tokens(std::string text, const demo::DemoConfig* demo) {
+  if (text.starts_with("tok:")) text.erase(0, 4);
+  constexpr std::int64_t kMaxTokens = 4096;
   std::vector<std::int64_t> tokens;
   std::size_t i = 0;
   while (i < text.size()) {
@@ -47,18 +51,21 @@ std::vector<std::int64_t> parse_tokens(const std::string& text, const demo::Demo
     if (end == std::string::npos) end = text.size();
     std::int64_t id = 0;
     const auto [ptr, ec] = std::from_chars(text.data() + i, text.data() + end, id);
-    if (ec != std::errc() || ptr != text.data() + end || id < 0 || id >= config.vocab) {
-      throw Error("--input: '" + terminal_safe(text.substr(i, end - i)) +
-                  "' is not a token id of the demo (0.." + std::to_string(config.vocab - 1) +
-                  "; 0 is the separator)");
+    if (ec != std::errc() || ptr != text.data() + end || id < 0 || (demo != nullptr && id >= demo->vocab)) {
+      throw Error("--input: '" + terminal_safe(text.substr(i, end - i)) + "' is not a token id" +
+                  (demo != nullptr
+                       ? " of the demo (0.." + std::to_string(demo->vocab - 1) + "; 0 is the separator)"
+                       : std::string(" (an integer >= 0)")));
     }
     tokens.push_back(id);
     i = end;
   }
-  if (tokens.empty() || static_cast<std::int64_t>(tokens.size()) > 2 * config.length) {
-    throw Error("--input: " + std::to_string(tokens.size()) + " tokens; the demo takes 1 to " +
-                std::to_string(2 * config.length) +
-                " (e.g. \"3 5 1 7 0 3 5\": tokens, the separator 0, their copy)");
+  const std::int64_t most = demo != nullptr ? 2 * demo->length : kMaxTokens;
+  if (tokens.empty() || static_cast<std::int64_t>(tokens.size()) > most) {
+    throw Error("--input: " + std::to_string(tokens.size()) + " tokens; " +
+                (demo != nullptr ? "the demo takes 1 to " + std::to_string(most) +
+                                       " (e.g. \"3 5 1 7 0 3 5\": tokens, the separator 0, their copy)"
+                                 : "expected 1 to " + std::to_string(most) + " token ids (\"3 5 1 7\")"));
   }
   return tokens;
 }
@@ -110,33 +117,38 @@ void write_png(const std::string& path, const interpret::AttentionMaps& maps,
 }  // namespace
 
 int run_attention_explain(const AttentionExplainArgs& args) {
-  if (args.model != "demo")
-    throw Error(
-        "--method attention-rollout runs on --model demo (its attention is captured from its modules)");
   if (!(args.discard_ratio >= 0 && args.discard_ratio < 1))
     throw Error("--discard-ratio " + format_number(args.discard_ratio) + ": expected a fraction in [0, 1)");
   const interpret::RolloutOptions rollout_options{.fusion = parse_fusion(args.fusion),
                                                   .discard_ratio = args.discard_ratio};
+  const bool demo_model = args.model == "demo";
   demo::DemoConfig config;
   config.seed = kSeed;
-  const std::vector<std::int64_t> tokens = parse_tokens(args.input, config);
+  const std::vector<std::int64_t> tokens = parse_tokens(args.input, demo_model ? &config : nullptr);
   const auto n = static_cast<std::int64_t>(tokens.size());
 
-  const auto start = std::chrono::steady_clock::now();
-  demo::DemoTrainer trainer(config);
-  double loss = 0;
-  for (std::int64_t step = 0; step < kTrainSteps; ++step) loss = trainer.train_step();
-  const double accuracy = trainer.evaluate();
-  const double train_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-
-  // The model explained: the next-token logits at the last position.
-  torch::TorchAttentionModel model(
-      trainer.model(),
-      [&](const at::Tensor& batch) { return trainer.logits(batch.to(at::kLong)).select(1, -1); }, {n});
+  // The model explained: the demo's next-token logits at the last position, trained here; or a
+  // TorchScript file's outputs for the token ids.
+  std::optional<demo::DemoTrainer> trainer;
+  double loss = 0, accuracy = 0, train_seconds = 0;
+  std::optional<torch::TorchAttentionModel> loaded;
+  if (demo_model) {
+    const auto start = std::chrono::steady_clock::now();
+    trainer.emplace(config);
+    for (std::int64_t step = 0; step < kTrainSteps; ++step) loss = trainer->train_step();
+    accuracy = trainer->evaluate();
+    train_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    loaded.emplace(
+        trainer->model(),
+        [&](const at::Tensor& batch) { return trainer->logits(batch.to(at::kLong)).select(1, -1); },
+        std::vector<std::int64_t>{n});
+  } else {
+    loaded.emplace(torch::load_torchscript_attention(args.model, {n}));
+  }
+  torch::TorchAttentionModel& model = *loaded;
   if (args.target >= model.output_size())
-    throw Error("--target " + std::to_string(args.target) + ": the demo predicts one of " +
-                std::to_string(model.output_size()) + " tokens (0.." +
+    throw Error("--target " + std::to_string(args.target) + ": the model has " +
+                std::to_string(model.output_size()) + " outputs (0.." +
                 std::to_string(model.output_size() - 1) + ")");
   const std::vector<float> x(tokens.begin(), tokens.end());
   const interpret::Attribution a = interpret::rollout_attribution(
@@ -159,7 +171,7 @@ int run_attention_explain(const AttentionExplainArgs& args) {
   for (const std::int64_t t : tokens) labels.push_back(std::to_string(t));
   std::vector<std::string> wrote;
   if (!args.html.empty()) {
-    write_attention_html({.title = "demo: " + args.input,
+    write_attention_html({.title = (demo_model ? std::string("demo") : args.model) + ": " + args.input,
                           .tokens = labels,
                           .layers = maps.layers,
                           .heads = maps.heads,
@@ -206,12 +218,7 @@ int run_attention_explain(const AttentionExplainArgs& args) {
       attention.push_back(std::move(layer));
     }
     nlohmann::json out = {{"method", a.method},
-                          {"model", "demo"},
-                          {"training",
-                           {{"steps", kTrainSteps},
-                            {"seed", kSeed},
-                            {"loss", json_number(loss)},
-                            {"copy_accuracy", json_number(accuracy)}}},
+                          {"model", args.model},
                           {"tokens", tokens},
                           {"target", target},
                           {"target_chosen", args.target >= 0 ? "given" : "top output"},
@@ -228,22 +235,42 @@ int run_attention_explain(const AttentionExplainArgs& args) {
                           {"flow", matrix(flow, static_cast<std::size_t>(n))},
                           {"head_analysis", heads},
                           {"wrote", wrote}};
+    if (demo_model) {
+      out["training"] = {{"steps", kTrainSteps},
+                         {"seed", kSeed},
+                         {"loss", json_number(loss)},
+                         {"copy_accuracy", json_number(accuracy)}};
+    }
     std::vector<std::string> images;
     if (!args.png.empty()) images.push_back(args.png);
-    args.output.emit("explain", "attention-rollout of the demo model on " + args.input, out, images);
+    args.output.emit("explain",
+                     "attention-rollout of " + (demo_model ? std::string("the demo model") : args.model) +
+                         " on " + args.input,
+                     out, images);
     if (args.output.json) return 0;
   }
 
   const bool colour = use_colour(stdout);
-  std::printf("%s of the demo's next token after \"%s\": token %lld (%s)\n",
-              paint(a.method, Tone::bold, colour).c_str(), terminal_safe(args.input).c_str(),
-              static_cast<long long>(target), args.target >= 0 ? "--target" : "its top prediction");
+  if (demo_model) {
+    std::printf("%s of the demo's next token after \"%s\": token %lld (%s)\n",
+                paint(a.method, Tone::bold, colour).c_str(), terminal_safe(args.input).c_str(),
+                static_cast<long long>(target), args.target >= 0 ? "--target" : "its top prediction");
+  } else {
+    std::printf("%s of output %lld (%s) of %s for \"%s\"\n", paint(a.method, Tone::bold, colour).c_str(),
+                static_cast<long long>(target), args.target >= 0 ? "--target" : "the model's top output",
+                terminal_safe(args.model).c_str(), terminal_safe(args.input).c_str());
+  }
   KeyValueTable facts;
-  facts.add("model", "demo transformer, " + std::to_string(maps.layer_count()) + " layers x " +
-                         std::to_string(maps.heads) + " heads, trained " + std::to_string(kTrainSteps) +
-                         " steps (seed 1) in " + format_number(train_seconds) + " s: copy accuracy " +
-                         format_number(accuracy));
-  facts.add("logit", format_number(a.output));
+  if (demo_model) {
+    facts.add("model", "demo transformer, " + std::to_string(maps.layer_count()) + " layers x " +
+                           std::to_string(maps.heads) + " heads, trained " + std::to_string(kTrainSteps) +
+                           " steps (seed 1) in " + format_number(train_seconds) + " s: copy accuracy " +
+                           format_number(accuracy));
+  } else {
+    facts.add("attention", std::to_string(maps.layer_count()) + " layers x " + std::to_string(maps.heads) +
+                               " heads, captured from the softmax of each");
+  }
+  facts.add(demo_model ? "logit" : "output", format_number(a.output));
   facts.add("rollout",
             args.fusion + " of heads" +
                 (args.discard_ratio > 0 ? ", " + format_number(args.discard_ratio) + " discarded" : "") +

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "tfdebug/interpret/attention_model.hpp"
@@ -48,11 +49,22 @@ interpret::AttentionMaps capture_attention(::torch::nn::Module& root, const std:
 void run_with_head_scale(::torch::nn::Module& root, const std::function<void()>& forward,
                          std::span<const float> head_scale, std::int64_t batch = 1);
 
+// The same for a model known by its parameters' module paths (a TorchScript module's): each
+// softmax's layer is the module of the parameters read last before it.
+interpret::AttentionMaps capture_attention(std::span<const ModuleParameter> parameters,
+                                           const std::function<void()>& forward, std::int64_t batch = 1,
+                                           std::int64_t example = 0);
+void run_with_head_scale(std::span<const ModuleParameter> parameters, const std::function<void()>& forward,
+                         std::span<const float> head_scale, std::int64_t batch = 1);
+
 // A module as an AttentionModel: `forward` takes a float batch [n, input_shape...] (convert token
 // ids inside) and returns [n, outputs], as TorchModel's. `root` must outlive this.
 class TorchAttentionModel : public interpret::AttentionModel {
  public:
   TorchAttentionModel(::torch::nn::Module& root, TorchModel::Forward forward,
+                      std::vector<std::int64_t> input_shape);
+  // A model known by its parameters (load_torchscript_attention); their storage must outlive this.
+  TorchAttentionModel(std::vector<ModuleParameter> parameters, TorchModel::Forward forward,
                       std::vector<std::int64_t> input_shape);
 
   std::vector<std::int64_t> input_shape() const override { return model_.input_shape(); }
@@ -65,9 +77,18 @@ class TorchAttentionModel : public interpret::AttentionModel {
                           std::span<float> outputs) override;
 
  private:
-  ::torch::nn::Module* root_;
+  ::torch::nn::Module* root_ = nullptr;
+  std::vector<ModuleParameter> parameters_;  // when there is no root
   TorchModel::Forward function_;
   TorchModel model_;
 };
+
+// A TorchScript file (torch.jit.script(model).save(path)) as an AttentionModel: `forward(x)` with x
+// a float batch [n, input_shape...] (token ids as floats: the model converts them, x.long())
+// returning [n, outputs]. Its forward runs with gradients recorded, so that PyTorch's fused
+// inference path (nn.TransformerEncoderLayer without grad) does not hide the softmax. tfdebug::Error
+// naming the file when it cannot be loaded or its forward fails on a zero example.
+TorchAttentionModel load_torchscript_attention(const std::string& path,
+                                               std::vector<std::int64_t> input_shape);
 
 }  // namespace tfdebug::torch

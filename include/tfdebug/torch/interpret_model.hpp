@@ -28,6 +28,14 @@ class Tensor;
 
 namespace tfdebug::torch {
 
+// A parameter by its module path ("encoder.layers.0.self_attn" for its in_proj_weight) and the
+// address of its storage's data: how a model that is not a torch::nn::Module (a TorchScript file's
+// torch::jit::Module) tells which module an op runs in, by the parameters it reads.
+struct ModuleParameter {
+  std::string module;
+  const void* storage = nullptr;
+};
+
 class TorchModel : public interpret::LossGradientModel {
  public:
   using Forward = std::function<at::Tensor(const at::Tensor& batch)>;

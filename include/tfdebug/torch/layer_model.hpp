@@ -46,10 +46,7 @@ class TorchLayerModel : public interpret::LayerModel {
                   std::vector<std::int64_t> input_shape);
 
   // A parameter by its module path and the address of its storage's data.
-  struct Parameter {
-    std::string module;
-    const void* storage = nullptr;
-  };
+  using Parameter = ModuleParameter;
   // The same from a list of parameters (what load_torchscript_layer passes for a
   // torch::jit::Module); they must outlive the model.
   TorchLayerModel(Forward forward, const std::vector<Parameter>& parameters, std::string layer,
