@@ -45,6 +45,7 @@ struct ExplainArgs {
   std::string background;
   std::optional<std::int64_t> background_kmeans;  // the SHAP methods: --background as k centroids
   std::string baseline = "zero";
+  std::string path;  // path-integrated-gradients: the points between the baseline and x
   std::string method = "integrated-gradients";
   std::int64_t target = -1;  // -1: the model's top output at the input
   std::int64_t steps = 50;
@@ -82,6 +83,9 @@ struct MethodInfo {
 constexpr MethodInfo kMethods[] = {
     {"gradient-x-input", "x * grad f(x)"},
     {"integrated-gradients", "--steps 50 Gauss-Legendre nodes from --baseline (zero)"},
+    {"path-integrated-gradients",
+     "IG along straight segments from --baseline (zero) through the --path rows (required) to x, "
+     "--steps 50 Gauss-Legendre nodes a segment"},
     {"smoothgrad", "mean gradient over --samples 5 noisy copies, --stdev 1.0"},
     {"gradient-shap", "--samples 5 random points between --background rows and x"},
     {"expected-gradients", "--samples 200 draws over --background rows (required)"},
@@ -252,6 +256,23 @@ interpret::Attribution explain(interpret::GradientModel& model, const ExplainArg
     o.baseline = baseline_of(args, x, background);
     return integrated_gradients(model, x, target, o);
   }
+  if (m == "path-integrated-gradients") {
+    IntegratedGradientsOptions o;
+    o.steps = args.steps;
+    o.method = parse_quadrature(args.quadrature);
+    o.max_batch = args.max_batch;
+    o.baseline = baseline_of(args, x, background);
+    if (args.path.empty())
+      throw Error(
+          "path-integrated-gradients needs --path: the points the path passes between --baseline and x");
+    const std::vector<float> rows = read_rows(args.path, static_cast<std::int64_t>(x.size()), "--path");
+    std::vector<std::vector<float>> waypoints;
+    for (std::size_t r = 0; r < rows.size(); r += x.size())
+      waypoints.emplace_back(rows.begin() + static_cast<std::ptrdiff_t>(r),
+                             rows.begin() + static_cast<std::ptrdiff_t>(r + x.size()));
+    waypoints.emplace_back(x.begin(), x.end());
+    return path_integrated_gradients(model, x, target, waypoints, o);
+  }
   if (is_rule_method(m)) {
     const RuleMethodArgs rule{.model = args.model,
                               .method = m,
@@ -402,6 +423,8 @@ int run_explain(const ExplainArgs& args) {
     r.json = args.json;
     return print_counterfactuals(model, r);
   }
+  if (!args.path.empty() && args.method != "path-integrated-gradients")
+    throw Error("--path is for --method path-integrated-gradients");
   std::optional<interpret::LimeAttribution> lime;
   if (args.method == "lime") {
     lime = run_lime(model, args, input.values, target, background, !args.neighbourhood.empty(), input.tokens);
@@ -498,8 +521,9 @@ int run_explain(const ExplainArgs& args) {
   facts.add("output", format_number(a.output));
   if (!std::isnan(a.reference_output)) {
     // Integrated Gradients compares with its baseline; the others with the background's rows.
-    const bool over_background =
-        a.method != "integrated-gradients" && a.method != "deeplift" && !background.empty();
+    const bool over_background = a.method != "integrated-gradients" &&
+                                 a.method != "path-integrated-gradients" && a.method != "deeplift" &&
+                                 !background.empty();
     facts.add(over_background ? "mean over the background" : "at the baseline",
               format_number(a.reference_output));
   }
@@ -590,6 +614,9 @@ void register_explain(CLI::App& app, int& exit_code) {
                   "integrated-gradients, deeplift: zero, mean (of --background), or a .npy / CSV file of one "
                   "example")
       ->capture_default_str();
+  cmd->add_option("--path", args->path,
+                  "path-integrated-gradients: the points the path passes between --baseline and x, in order "
+                  "(rows like --background: .npy [k, ...] or CSV); x ends it");
   cmd->add_option("--steps", args->steps, "integrated-gradients: quadrature nodes")->capture_default_str();
   cmd->add_option("--quadrature", args->quadrature,
                   "integrated-gradients: gauss-legendre, riemann-left, riemann-right, riemann-middle")
