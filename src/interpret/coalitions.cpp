@@ -1,5 +1,6 @@
 #include "coalitions.hpp"
 
+#include <cmath>
 #include <string>
 
 #include "tfdebug/core/error.hpp"
@@ -13,6 +14,20 @@ Coalitions::Coalitions(ForwardModel& model, std::span<const float> x, std::int64
   const auto numel = static_cast<std::int64_t>(x.size());
   background_ = options.background.empty() ? std::vector<float>(x.size(), 0.0f) : options.background;
   rows_ = row_count(background_, numel, "the background", true);
+  if (!options.background_weights.empty() &&
+      options.background_weights.size() != static_cast<std::size_t>(rows_)) {
+    throw Error("background_weights has " + std::to_string(options.background_weights.size()) +
+                " weights for " + std::to_string(rows_) + " background rows");
+  }
+  weights_.assign(static_cast<std::size_t>(rows_), 1.0);
+  if (!options.background_weights.empty()) weights_ = options.background_weights;
+  double total = 0;
+  for (const double w : weights_) {
+    if (!(w >= 0) || !std::isfinite(w)) throw Error("background_weights must be finite and non-negative");
+    total += w;
+  }
+  if (!(total > 0)) throw Error("background_weights sum to 0");
+  for (double& w : weights_) w /= total;
   if (options.groups.empty()) {
     group_.resize(x.size());
     for (std::int64_t j = 0; j < numel; ++j) group_[static_cast<std::size_t>(j)] = j;
@@ -72,9 +87,9 @@ std::vector<double> Coalitions::values(std::span<const std::uint8_t> masks, std:
         }
       },
       [&](std::int64_t i, std::span<const float> outputs) {
-        v[static_cast<std::size_t>(i / rows_)] += outputs[static_cast<std::size_t>(target_)];
+        v[static_cast<std::size_t>(i / rows_)] +=
+            weights_[static_cast<std::size_t>(i % rows_)] * outputs[static_cast<std::size_t>(target_)];
       });
-  for (double& value : v) value /= static_cast<double>(rows_);
   return v;
 }
 

@@ -34,6 +34,7 @@ class Coalitions {
   std::span<const float> x_;
   std::int64_t target_;
   std::vector<float> background_;
+  std::vector<double> weights_;  // per background row, summing to 1
   std::int64_t rows_ = 0;
   std::vector<std::int64_t> group_;  // per element, its feature
   std::int64_t features_ = 0;

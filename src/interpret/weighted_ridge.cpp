@@ -3,61 +3,116 @@
 #include "linear_solve.hpp"
 
 namespace tfdebug::interpret::detail {
+namespace {
+
+// The weighted sums of the rows: W = sum w, sum w y, sum w x, sum w x x' (upper triangle), sum w x y.
+struct Sums {
+  explicit Sums(std::size_t features)
+      : m(features), wx(features, 0.0), ata(features * features, 0.0), aty(features, 0.0) {}
+  std::size_t m;
+  double wsum = 0, wy = 0;
+  std::vector<double> wx, ata, aty;
+};
+
+// As sklearn's Ridge with sample_weight: centre X and y on their weighted means, solve
+// (Xc' W Xc + alpha I) beta = Xc' W yc, intercept = ybar - xbar . beta. The centred products
+// come from the plain weighted sums, sum w x_i x_j - W xbar_i xbar_j.
+RidgeFit solve_centred(Sums s, double alpha) {
+  const std::size_t mm = s.m;
+  const double ybar = s.wy / s.wsum;
+  std::vector<double> xbar(mm);
+  for (std::size_t j = 0; j < mm; ++j) xbar[j] = s.wx[j] / s.wsum;
+  for (std::size_t i = 0; i < mm; ++i) {
+    s.aty[i] -= s.wsum * xbar[i] * ybar;
+    for (std::size_t j = i; j < mm; ++j) {
+      s.ata[i * mm + j] -= s.wsum * xbar[i] * xbar[j];
+      s.ata[j * mm + i] = s.ata[i * mm + j];
+    }
+  }
+  for (std::size_t i = 0; i < mm; ++i) s.ata[i * mm + i] += alpha;
+  RidgeFit fit;
+  fit.coefficients =
+      solve(std::move(s.ata), std::move(s.aty), mm,
+            "LIME: the samples do not determine the surrogate (a feature never varies); raise alpha");
+  fit.intercept = ybar;
+  for (std::size_t j = 0; j < mm; ++j) fit.intercept -= xbar[j] * fit.coefficients[j];
+  return fit;
+}
+
+// The weighted R^2 and the fit at row 0, from the fit's prediction of each row.
+template <class Predict>
+void score(RidgeFit& fit, std::span<const double> outputs, std::span<const double> weights, double ybar,
+           Predict&& predict) {
+  double rss = 0, tss = 0;
+  for (std::size_t s = 0; s < outputs.size(); ++s) {
+    const double f = predict(s);
+    rss += weights[s] * (outputs[s] - f) * (outputs[s] - f);
+    tss += weights[s] * (outputs[s] - ybar) * (outputs[s] - ybar);
+  }
+  fit.r2 = tss > 0 ? 1 - rss / tss : 0;
+  fit.local_prediction = predict(0);
+}
+
+}  // namespace
 
 RidgeFit weighted_ridge(std::span<const double> data, std::size_t features, std::span<const double> outputs,
                         std::span<const double> weights, double alpha) {
-  // As sklearn's Ridge with sample_weight: centre X and y on their weighted means, solve
-  // (Xc' W Xc + alpha I) beta = Xc' W yc, intercept = ybar - xbar . beta. The centred products
-  // come from the plain weighted sums, sum w x_i x_j - W xbar_i xbar_j, one triangle, skipping the
-  // zeros (LIME's interpretable data is mostly 0/1).
+  // One triangle of the products, skipping the zeros (LIME's interpretable data is mostly 0/1).
   const std::size_t mm = features;
   const std::size_t n = outputs.size();
-  double wsum = 0, wy = 0;
-  std::vector<double> wx(mm, 0.0), ata(mm * mm, 0.0), aty(mm, 0.0);
+  Sums sums(mm);
   std::vector<std::size_t> nonzero;
   for (std::size_t s = 0; s < n; ++s) {
     const double w = weights[s];
     const double* z = data.data() + s * mm;
-    wsum += w;
-    wy += w * outputs[s];
+    sums.wsum += w;
+    sums.wy += w * outputs[s];
     nonzero.clear();
     for (std::size_t j = 0; j < mm; ++j)
       if (z[j] != 0) nonzero.push_back(j);
     for (std::size_t a = 0; a < nonzero.size(); ++a) {
       const std::size_t i = nonzero[a];
       const double wzi = w * z[i];
-      wx[i] += wzi;
-      aty[i] += wzi * outputs[s];
-      for (std::size_t b = a; b < nonzero.size(); ++b) ata[i * mm + nonzero[b]] += wzi * z[nonzero[b]];
+      sums.wx[i] += wzi;
+      sums.aty[i] += wzi * outputs[s];
+      for (std::size_t b = a; b < nonzero.size(); ++b) sums.ata[i * mm + nonzero[b]] += wzi * z[nonzero[b]];
     }
   }
-  const double ybar = wy / wsum;
-  std::vector<double> xbar(mm);
-  for (std::size_t j = 0; j < mm; ++j) xbar[j] = wx[j] / wsum;
-  for (std::size_t i = 0; i < mm; ++i) {
-    aty[i] -= wsum * xbar[i] * ybar;
-    for (std::size_t j = i; j < mm; ++j) {
-      ata[i * mm + j] -= wsum * xbar[i] * xbar[j];
-      ata[j * mm + i] = ata[i * mm + j];
-    }
-  }
-  for (std::size_t i = 0; i < mm; ++i) ata[i * mm + i] += alpha;
-  RidgeFit fit;
-  fit.coefficients = solve(
-      ata, aty, mm, "LIME: the samples do not determine the surrogate (a feature never varies); raise alpha");
-  const std::vector<double>& beta = fit.coefficients;
-  fit.intercept = ybar;
-  for (std::size_t j = 0; j < mm; ++j) fit.intercept -= xbar[j] * beta[j];
-  double rss = 0, tss = 0;
-  for (std::size_t s = 0; s < n; ++s) {
+  const double ybar = sums.wy / sums.wsum;
+  RidgeFit fit = solve_centred(std::move(sums), alpha);
+  score(fit, outputs, weights, ybar, [&](std::size_t s) {
     double f = fit.intercept;
-    for (std::size_t j = 0; j < mm; ++j) f += beta[j] * data[s * mm + j];
-    rss += weights[s] * (outputs[s] - f) * (outputs[s] - f);
-    tss += weights[s] * (outputs[s] - ybar) * (outputs[s] - ybar);
+    for (std::size_t j = 0; j < mm; ++j) f += fit.coefficients[j] * data[s * mm + j];
+    return f;
+  });
+  return fit;
+}
+
+RidgeFit weighted_ridge(const BinaryRows& data, std::size_t features, std::span<const double> outputs,
+                        std::span<const double> weights, double alpha) {
+  const std::size_t mm = features;
+  Sums sums(mm);
+  for (std::size_t s = 0; s < outputs.size(); ++s) {
+    const double w = weights[s];
+    const double wy = w * outputs[s];
+    sums.wsum += w;
+    sums.wy += wy;
+    const std::span<const std::uint32_t> ones = data.row(s);
+    for (std::size_t a = 0; a < ones.size(); ++a) {
+      const std::size_t i = ones[a];
+      sums.wx[i] += w;
+      sums.aty[i] += wy;
+      double* row = sums.ata.data() + i * mm;
+      for (std::size_t b = a; b < ones.size(); ++b) row[ones[b]] += w;
+    }
   }
-  fit.r2 = tss > 0 ? 1 - rss / tss : 0;
-  fit.local_prediction = fit.intercept;
-  for (std::size_t j = 0; j < mm; ++j) fit.local_prediction += beta[j] * data[j];
+  const double ybar = sums.wy / sums.wsum;
+  RidgeFit fit = solve_centred(std::move(sums), alpha);
+  score(fit, outputs, weights, ybar, [&](std::size_t s) {
+    double f = fit.intercept;
+    for (const std::uint32_t j : data.row(s)) f += fit.coefficients[j];
+    return f;
+  });
   return fit;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -17,6 +18,21 @@ struct RidgeFit {
 
 // data: rows x features, row-major; outputs and weights: one per row.
 RidgeFit weighted_ridge(std::span<const double> data, std::size_t features, std::span<const double> outputs,
+                        std::span<const double> weights, double alpha);
+
+// 0/1 rows given by their ones (tabular LIME's discretised neighbourhood): row s's ones are
+// ones[offsets[s] .. offsets[s + 1]), feature indices in increasing order. The same fit as
+// weighted_ridge on the dense rows, in one pass over the ones (no rows x features matrix).
+struct BinaryRows {
+  std::span<const std::uint32_t> ones;
+  std::vector<std::size_t> offsets{0};
+  std::size_t rows() const { return offsets.size() - 1; }
+  std::span<const std::uint32_t> row(std::size_t s) const {
+    return ones.subspan(offsets[s], offsets[s + 1] - offsets[s]);
+  }
+};
+
+RidgeFit weighted_ridge(const BinaryRows& data, std::size_t features, std::span<const double> outputs,
                         std::span<const double> weights, double alpha);
 
 }  // namespace tfdebug::interpret::detail

@@ -38,8 +38,7 @@ std::vector<std::int64_t> noisy_class_counts(interpret::ForwardModel& model, std
       [&](std::int64_t i, std::span<float> point) {
         // Note [Seeded streams]: sample i's noise depends on (seed, stream) only.
         interpret::detail::Stream stream(seed, first_stream + static_cast<std::uint64_t>(i));
-        for (std::size_t j = 0; j < point.size(); ++j)
-          point[j] = static_cast<float>(x[j] + sigma * stream.normal());
+        stream.fill_normal(point, x, sigma);
       },
       [&](std::int64_t, std::span<const float> out) { ++counts[static_cast<std::size_t>(argmax(out))]; });
   return counts;

@@ -172,6 +172,35 @@ check "the text names the method, the target and the completeness delta" bash -c
 check "... and the top features by |attribution|, named by the CSV header" bash -c "
   grep -A1 '^  feature' '$work/text.txt' | tail -1 | grep -qE '^  0 sepal length +6\.7 +16\.5[0-9]* +\+{20}'"
 
+# path-integrated-gradients: from zero through three corners of a box to x, each segment's
+# integral by autograd at numpy's 50 Gauss-Legendre nodes.
+printf '1,0,0,0\n1,2,0,0\n1,2,3,0\n' >"$work/path.csv"
+explain --input "$work/x.npy" --method path-integrated-gradients --path "$work/path.csv" --target 1 --json \
+  >"$work/pig.json"
+check "path-integrated-gradients exits 0" test $? -eq 0
+check "path-integrated-gradients agrees with autograd along the same segments" $py - "$work" <<'PY'
+import json, sys
+import numpy as np, torch
+w = sys.argv[1]
+j = json.load(open(f"{w}/pig.json"))
+model = torch.jit.load(f"{w}/iris_mlp.pt")
+x = np.load(f"{w}/x.npy").astype(np.float64).reshape(4)
+points = [np.zeros(4), np.array([1, 0, 0, 0.]), np.array([1, 2, 0, 0.]), np.array([1, 2, 3, 0.]), x]
+nodes, weights = np.polynomial.legendre.leggauss(50)
+nodes, weights = (nodes + 1) / 2, weights / 2
+total = np.zeros(4)
+for a, b in zip(points, points[1:]):
+    p = torch.tensor(np.array([a + t * (b - a) for t in nodes]), dtype=torch.float32, requires_grad=True)
+    model(p)[:, 1].sum().backward()
+    total += (weights[:, None] * p.grad.double().numpy()).sum(0) * (b - a)
+assert j["method"] == "path-integrated-gradients" and j["target"] == 1, j["method"]
+assert np.allclose(j["attributions"], total, rtol=1e-4, atol=1e-4), (j["attributions"], total)
+with torch.no_grad():
+    f = model(torch.tensor(np.array([x, np.zeros(4)]), dtype=torch.float32))[:, 1].double().numpy()
+assert abs(sum(j["attributions"]) - (f[0] - f[1])) < 1e-3 and abs(j["delta"]) < 1e-3, (sum(j["attributions"]), f)
+assert j["evaluations"] == 4 * 50 + 2, j["evaluations"]
+PY
+
 # Bad input: one line naming the problem, exit 2, before any model is loaded when it can be.
 expect2() {  # expect2 NAME PATTERN ARGS...
   local name="$1" pattern="$2"
@@ -192,6 +221,12 @@ expect2 "a background of the wrong width" "a row of 2 numbers; the model takes 4
   --model "$m" --input "$work/x.npy" --method kernel-shap --background <(printf '1,2\n3,4\n')
 expect2 "expected-gradients without a background" "expected-gradients needs --background" \
   --model "$m" --input "$work/x.npy" --method expected-gradients
+expect2 "path-integrated-gradients without --path" "path-integrated-gradients needs --path" \
+  --model "$m" --input "$work/x.npy" --method path-integrated-gradients
+expect2 "--path for another method" "--path is for --method path-integrated-gradients" \
+  --model "$m" --input "$work/x.npy" --method integrated-gradients --path "$work/path.csv"
+expect2 "a path of the wrong width" "a row of 2 numbers; the model takes 4" \
+  --model "$m" --input "$work/x.npy" --method path-integrated-gradients --path <(printf '1,2\n')
 expect2 "a CSV input with a word in it" "--input: line 2: 'x' is not a number" --model "$m" --input $'1,2,3,4\n1,x,3,4'
 
 finish "explain"

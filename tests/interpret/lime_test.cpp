@@ -7,6 +7,7 @@
 #include <cmath>
 #include <random>
 
+#include "lime_check.hpp"
 #include "test_models.hpp"
 #include "tfdebug/core/error.hpp"
 
@@ -75,6 +76,81 @@ TEST(Lime, TheNeighbourhoodStartsAtXAndIsBinary) {
   // Both features matter here: x2 = 2 is past R's kink, and x1 > 0.
   EXPECT_GT(a.values[0], 0);
   EXPECT_GT(a.values[1], 0);
+}
+
+TEST(Lime, TheDiscretisedSurrogateIsSklearnsRidgeAndItsWeightsTheKernelOfTheZeros) {
+  // Six features, the default quartile bins: the 0/1 rows are fitted from their ones alone
+  // (weighted_ridge over BinaryRows); sklearn's Ridge on the dense rows must agree.
+  testing::FunctionModel m(
+      6, 1,
+      [](const std::vector<double>& v) {
+        return std::vector<double>{std::tanh(v[0]) - 2 * v[1] * v[2] + std::max(v[3], 0.0) + 0.5 * v[5]};
+      },
+      [](const std::vector<double>&, std::int64_t) { return std::vector<double>(6, 0.0); });
+  LimeOptions o;
+  o.training = gaussian_rows(300, {1, 0.5, 2, 1, 3, 1}, 8);
+  o.samples = 2000;
+  o.keep_neighbourhood = true;
+  const std::vector<float> x = {0.3f, -0.2f, 1.5f, 0.8f, -1.0f, 2.0f};
+  const LimeAttribution a = lime_tabular(m, x, 0, o);
+  const double width = 0.75 * std::sqrt(6.0);
+  for (std::size_t s = 0; s < a.weights.size(); ++s) {
+    double zeros = 0;
+    for (std::size_t j = 0; j < 6; ++j) zeros += a.data[s * 6 + j] == 0 ? 1 : 0;
+    ASSERT_DOUBLE_EQ(a.weights[s], std::exp(-zeros / (2 * width * width))) << s;
+  }
+  EXPECT_TRUE(testing::sklearn_agrees(a, a.values, "lime_tabular"));
+}
+
+TEST(Lime, ABinsValuesAreItsTruncatedNormal) {
+  // One feature; every model input in x's bin (interpretable value 1) is a normal of the bin's
+  // training mean and std truncated to the bin's [min, max]: inside it, and with the truncated
+  // normal's mean mu + sd (phi(lo) - phi(hi)) / (Phi(hi) - Phi(lo)).
+  std::vector<float> seen;
+  testing::FunctionModel m(
+      1, 1,
+      [&](const std::vector<double>& v) {
+        seen.push_back(static_cast<float>(v[0]));
+        return std::vector<double>{v[0]};
+      },
+      [](const std::vector<double>&, std::int64_t) { return std::vector<double>{1.0}; });
+  LimeOptions o;
+  // Training values 0, 1, ..., 99 squared / 100: skewed, so the bins' truncations are uneven.
+  for (int i = 0; i < 100; ++i) o.training.push_back(static_cast<float>(i * i) / 100.0f);
+  o.samples = 40000;
+  o.keep_neighbourhood = true;
+  const std::vector<float> x = {90.0f};  // the top bin: training values 75^2/100 .. 99^2/100
+  const LimeAttribution a = lime_tabular(m, x, 0, o);
+  std::vector<double> bin;
+  for (int i = 0; i < 100; ++i) {
+    const double v = static_cast<float>(i * i) / 100.0f;
+    if (i >= 75) bin.push_back(v);  // above the 75th percentile (55.13, numpy's linear interpolation)
+  }
+  double mu = 0;
+  for (const double v : bin) mu += v;
+  mu /= static_cast<double>(bin.size());
+  double var = 0;
+  for (const double v : bin) var += (v - mu) * (v - mu);
+  const double sd = std::sqrt(var / static_cast<double>(bin.size())) + 1e-11;
+  const double lo = (bin.front() - mu) / sd, hi = (bin.back() - mu) / sd;
+  const auto phi = [](double z) { return std::exp(-0.5 * z * z) / std::sqrt(2 * std::acos(-1.0)); };
+  const auto cdf = [](double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); };
+  const double z_mean = (phi(lo) - phi(hi)) / (cdf(hi) - cdf(lo));
+  const double z_var = 1 + (lo * phi(lo) - hi * phi(hi)) / (cdf(hi) - cdf(lo)) - z_mean * z_mean;
+  double sum = 0;
+  std::size_t count = 0;
+  for (std::size_t s = 1; s < a.weights.size(); ++s) {
+    if (a.data[s] != 1) continue;
+    const double v = seen[s];
+    ASSERT_GE(v, static_cast<float>(bin.front()) - 1e-4) << s;
+    ASSERT_LE(v, static_cast<float>(bin.back()) + 1e-4) << s;
+    sum += v;
+    ++count;
+  }
+  ASSERT_GT(count, 8000U);  // a quarter of the samples
+  const double mean = sum / static_cast<double>(count);
+  const double se = sd * std::sqrt(z_var / static_cast<double>(count));
+  EXPECT_NEAR(mean, mu + sd * z_mean, 4 * se);
 }
 
 TEST(Lime, BadInputIsAClearError) {

@@ -90,6 +90,32 @@ assert all(abs(p["eps"] - e) < 1e-6 for p, e in zip(s, [0, 0.05, 0.1, 0.2, 0.3])
 assert all(a >= b for a, b in zip(acc, acc[1:])) and acc[-1] < 0.1, acc
 PY
 
+# --mask: only the left half of each 8x8 digit may change (a .npy of the example's shape); every
+# attack leaves the right half as it was, to the bit, and still fools PyTorch where it says so.
+$py -c "import numpy as np; m = np.zeros((8, 8), np.float32); m[:, :4] = 1; np.save('$work/mask.npy', m.reshape(64))"
+for a in fgsm pgd deepfool; do
+  attack --attack "$a" --eps 0.3 --mask "$work/mask.npy" --json --out "$work/masked_$a.npy" >"$work/masked_$a.json"
+  check "$a --mask exits 0" test $? -eq 0
+done
+check "--mask: the masked-out values never change; successes fool PyTorch" $py - "$work" <<'PY'
+import json, sys
+import numpy as np, torch
+w = sys.argv[1]
+model = torch.jit.load(f"{w}/digits_mlp.pt")
+x = np.load(f"{w}/small_x.npy"); y = np.load(f"{w}/small_y.npy")
+mask = np.load(f"{w}/mask.npy").astype(bool)
+for a in ["fgsm", "pgd", "deepfool"]:
+    j = json.load(open(f"{w}/masked_{a}.json"))
+    adv = np.load(f"{w}/masked_{a}.npy")
+    assert (adv[:, ~mask] == x[:, ~mask]).all(), a
+    assert (adv[:, mask] != x[:, mask]).any(), a  # the left half did change
+    assert all(l0 <= mask.sum() for l0 in j["l0"]), (a, j["l0"])
+    with torch.no_grad():
+        pred = model(torch.tensor(adv)).argmax(1).numpy()
+    assert j["success"] == [bool(p != t) for p, t in zip(pred, y)], a
+    assert sum(j["success"]) > 0, a
+PY
+
 attack --attack deepfool >"$work/table.txt"
 check "the table shows every example and the summary" grep -q "success rate" "$work/table.txt"
 "$tfdebug" attack --help >"$work/help.txt"
@@ -104,4 +130,8 @@ check "unknown attack: exit 2, one line" bad --input "$work/small_x.npy" --attac
 check "cw without --clip: exit 2, one line" bad --input "$work/small_x.npy" --attack cw
 check "labels of the wrong count: exit 2, one line" bad --input "$work/small_x.npy" --labels "$work/test_y.npy"
 check "inputs outside --clip: exit 2, one line" bad --input "$work/small_x.npy" --clip 0.5,1
+printf '1,0,1\n' >"$work/short_mask.csv"
+check "a mask of the wrong size: exit 2, one line" bad --input "$work/small_x.npy" --mask "$work/short_mask.csv"
+$py -c "import numpy as np; np.save('$work/two_mask.npy', np.full(64, 2, np.float32))"
+check "a mask that is not 0/1: exit 2, one line" bad --input "$work/small_x.npy" --mask "$work/two_mask.npy"
 finish attack_test

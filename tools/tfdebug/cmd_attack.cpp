@@ -26,7 +26,7 @@ namespace tfdebug::cli {
 namespace {
 
 struct AttackArgs {
-  std::string model, input, labels, attack = "pgd", norm = "linf", clip, out, png, sweep;
+  std::string model, input, labels, attack = "pgd", norm = "linf", clip, out, png, sweep, mask;
   double eps = -1, step_size = -1, confidence = 0;  // < 0: the attack's default
   std::int64_t steps = -1, restarts = 1, target = -1, max_batch = 64;
   std::uint64_t seed = 0;
@@ -72,6 +72,26 @@ std::vector<std::int64_t> read_labels(const std::string& path, std::int64_t n) {
     labels.push_back(static_cast<std::int64_t>(f));
   }
   return labels;
+}
+
+// --mask: one 0/1 flag per element of one example (.npy of the example's shape or flat, or CSV);
+// 1: the attack may change the element.
+std::vector<std::uint8_t> read_mask(const std::string& path, std::int64_t numel) {
+  const std::vector<float> v = path.ends_with(".npy") ? npy_values(path) : [&] {
+    std::vector<float> all;
+    for (const auto& row : csv_rows(read_text(path), path)) all.insert(all.end(), row.begin(), row.end());
+    return all;
+  }();
+  if (static_cast<std::int64_t>(v.size()) != numel) {
+    throw Error("--mask " + path + ": " + std::to_string(v.size()) + " flags; one example has " +
+                std::to_string(numel) + " values (one 0/1 flag per value)");
+  }
+  std::vector<std::uint8_t> mask;
+  for (const float f : v) {
+    if (f != 0 && f != 1) throw Error("--mask " + path + ": " + std::to_string(f) + " is not 0 or 1");
+    mask.push_back(f == 1 ? 1 : 0);
+  }
+  return mask;
 }
 
 robust::AttackResult run_one(interpret::GradientModel& model, const AttackArgs& args,
@@ -217,6 +237,11 @@ int run_attack(const AttackArgs& args) {
   std::vector<std::int64_t> example(shape.begin() + 1, shape.end());
   if (example.empty()) example = {shape[0]}, shape.insert(shape.begin(), 1);  // one example given as a vector
   const std::int64_t n = shape[0];
+  if (!args.mask.empty()) {
+    std::int64_t numel = 1;
+    for (const std::int64_t d : example) numel *= d;
+    s.mask = read_mask(args.mask, numel);
+  }
   auto model = torch::load_torchscript(args.model, example);
   std::vector<std::int64_t> labels;
   if (!args.labels.empty()) {
@@ -399,6 +424,10 @@ void register_attack(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--clip", args->clip,
                   "The inputs' valid range lo,hi (e.g. 0,1); default: unbounded (cw needs one)");
+  cmd->add_option(
+      "--mask", args->mask,
+      "Only these values may change: a .npy (the example's shape, or flat) or CSV of one 0/1 flag "
+      "per value of one example, the same for every example");
   cmd->add_option("--seed", args->seed, "Seed of the random starts (same seed, same answer)")
       ->capture_default_str();
   cmd->add_option("--max-batch", args->max_batch, "Examples per model call: memory is bounded by this")

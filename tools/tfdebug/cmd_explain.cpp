@@ -27,6 +27,7 @@
 #include "terminal.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/core/tensor.hpp"
+#include "tfdebug/interpret/background_kmeans.hpp"
 #include "tfdebug/interpret/evaluation.hpp"
 #include "tfdebug/interpret/gradient_attribution.hpp"
 #include "tfdebug/interpret/lime.hpp"
@@ -43,7 +44,9 @@ struct ExplainArgs {
   std::string model;
   std::string input;
   std::string background;
+  std::optional<std::int64_t> background_kmeans;  // the SHAP methods: --background as k centroids
   std::string baseline = "zero";
+  std::string path;  // path-integrated-gradients: the points between the baseline and x
   std::string method = "integrated-gradients";
   std::int64_t target = -1;  // -1: the model's top output at the input
   std::int64_t steps = 50;
@@ -81,6 +84,9 @@ struct MethodInfo {
 constexpr MethodInfo kMethods[] = {
     {"gradient-x-input", "x * grad f(x)"},
     {"integrated-gradients", "--steps 50 Gauss-Legendre nodes from --baseline (zero)"},
+    {"path-integrated-gradients",
+     "IG along straight segments from --baseline (zero) through the --path rows (required) to x, "
+     "--steps 50 Gauss-Legendre nodes a segment"},
     {"smoothgrad", "mean gradient over --samples 5 noisy copies, --stdev 1.0"},
     {"gradient-shap", "--samples 5 random points between --background rows and x"},
     {"expected-gradients", "--samples 200 draws over --background rows (required)"},
@@ -228,9 +234,19 @@ std::vector<float> baseline_of(const ExplainArgs& args, std::span<const float> x
   return baseline;
 }
 
+// A k-means summary's centroids as JSON rows of numel values (flattened inputs).
+nlohmann::json centroid_rows(const std::vector<float>& centroids, std::int64_t numel) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (std::size_t r = 0; r < centroids.size(); r += static_cast<std::size_t>(numel))
+    rows.push_back(std::vector<float>(centroids.begin() + static_cast<std::ptrdiff_t>(r),
+                                      centroids.begin() + static_cast<std::ptrdiff_t>(r) + numel));
+  return rows;
+}
+
 interpret::Attribution explain(interpret::GradientModel& model, const ExplainArgs& args,
                                std::span<const float> x, std::int64_t target,
-                               const std::vector<float>& background) {
+                               const std::vector<float>& background,
+                               const std::vector<double>& background_weights = {}) {
   using namespace interpret;
   const std::string& m = args.method;
   if (m == "gradient-x-input") return gradient_x_input(model, x, target);
@@ -241,6 +257,23 @@ interpret::Attribution explain(interpret::GradientModel& model, const ExplainArg
     o.max_batch = args.max_batch;
     o.baseline = baseline_of(args, x, background);
     return integrated_gradients(model, x, target, o);
+  }
+  if (m == "path-integrated-gradients") {
+    IntegratedGradientsOptions o;
+    o.steps = args.steps;
+    o.method = parse_quadrature(args.quadrature);
+    o.max_batch = args.max_batch;
+    o.baseline = baseline_of(args, x, background);
+    if (args.path.empty())
+      throw Error(
+          "path-integrated-gradients needs --path: the points the path passes between --baseline and x");
+    const std::vector<float> rows = read_rows(args.path, static_cast<std::int64_t>(x.size()), "--path");
+    std::vector<std::vector<float>> waypoints;
+    for (std::size_t r = 0; r < rows.size(); r += x.size())
+      waypoints.emplace_back(rows.begin() + static_cast<std::ptrdiff_t>(r),
+                             rows.begin() + static_cast<std::ptrdiff_t>(r + x.size()));
+    waypoints.emplace_back(x.begin(), x.end());
+    return path_integrated_gradients(model, x, target, waypoints, o);
   }
   if (is_rule_method(m)) {
     const RuleMethodArgs rule{.model = args.model,
@@ -281,6 +314,7 @@ interpret::Attribution explain(interpret::GradientModel& model, const ExplainArg
   if (m == "lime") return run_lime(model, args, x, target, background, false);
   ShapleyOptions o;
   o.background = background;
+  o.background_weights = background_weights;
   o.seed = args.seed;
   o.max_batch = args.max_batch;
   if (m == "shap-exact") return exact_shapley(model, x, target, o);
@@ -364,8 +398,22 @@ int run_explain(const ExplainArgs& args) {
     }
   }();
   const auto numel = static_cast<std::int64_t>(input.values.size());
-  const std::vector<float> background =
+  std::vector<float> background =
       args.background.empty() ? std::vector<float>() : read_rows(args.background, numel, "--background");
+  // --background-kmeans K: the SHAP methods' background as k weighted centroids (shap.kmeans).
+  std::vector<double> background_weights;
+  std::optional<interpret::BackgroundSummary> summary;
+  if (args.background_kmeans) {
+    if (args.method != "shap-exact" && args.method != "shap-permutation" && args.method != "kernel-shap")
+      throw Error("--background-kmeans is for the SHAP methods (shap-exact, shap-permutation, kernel-shap)");
+    if (background.empty()) throw Error("--background-kmeans needs --background rows to summarise");
+    if (*args.background_kmeans < 1)
+      throw Error("--background-kmeans: k must be at least 1, got " +
+                  std::to_string(*args.background_kmeans));
+    summary = interpret::kmeans_background(background, numel, *args.background_kmeans, args.seed);
+    background = summary->centroids;
+    background_weights = summary->weights;
+  }
 
   // The target: as asked, or the model's top output at the input.
   std::vector<float> outputs(static_cast<std::size_t>(model.output_size()));
@@ -396,6 +444,8 @@ int run_explain(const ExplainArgs& args) {
     r.output = args.output;
     return print_counterfactuals(model, r);
   }
+  if (!args.path.empty() && args.method != "path-integrated-gradients")
+    throw Error("--path is for --method path-integrated-gradients");
   std::optional<interpret::LimeAttribution> lime;
   if (args.method == "lime") {
     lime = run_lime(model, args, input.values, target, background, !args.neighbourhood.empty(), input.tokens);
@@ -403,7 +453,8 @@ int run_explain(const ExplainArgs& args) {
   } else if (!args.neighbourhood.empty()) {
     throw Error("--save-neighbourhood is for --method lime");
   }
-  const interpret::Attribution a = lime ? *lime : explain(model, args, input.values, target, background);
+  const interpret::Attribution a =
+      lime ? *lime : explain(model, args, input.values, target, background, background_weights);
 
   // --evaluate: how faithful and how stable these attributions are (docs/interpretability.md).
   struct Evaluation {
@@ -420,7 +471,9 @@ int run_explain(const ExplainArgs& args) {
     interpret::SensitivityOptions so;
     so.seed = args.seed;
     e.sensitivity = interpret::sensitivity_max(
-        [&](std::span<const float> at) { return explain(model, args, at, target, background).values; },
+        [&](std::span<const float> at) {
+          return explain(model, args, at, target, background, background_weights).values;
+        },
         input.values, so);
     interpret::CurveOptions co;
     co.max_batch = args.max_batch;
@@ -451,6 +504,18 @@ int run_explain(const ExplainArgs& args) {
     if (!a.variance.empty()) {
       at = 0;
       out["variance"] = nested(a.variance, input.shape, 0, at);
+    }
+    if (summary) {
+      out["background"] = {{"summary", "kmeans"},
+                           {"rows", summary->rows},
+                           {"clusters", static_cast<std::int64_t>(summary->weights.size())},
+                           {"weights", summary->weights},
+                           {"centroids", centroid_rows(summary->centroids, numel)},
+                           {"iterations", summary->iterations},
+                           {"converged", summary->converged}};
+    } else if (!background.empty()) {
+      out["background"] = {{"summary", "none"},
+                           {"rows", static_cast<std::int64_t>(background.size()) / numel}};
     }
     if (lime) {
       out["surrogate"] = {{"intercept", json_number(lime->intercept)},
@@ -483,14 +548,20 @@ int run_explain(const ExplainArgs& args) {
   facts.add("output", format_number(a.output));
   if (!std::isnan(a.reference_output)) {
     // Integrated Gradients compares with its baseline; the others with the background's rows.
-    const bool over_background =
-        a.method != "integrated-gradients" && a.method != "deeplift" && !background.empty();
+    const bool over_background = a.method != "integrated-gradients" &&
+                                 a.method != "path-integrated-gradients" && a.method != "deeplift" &&
+                                 !background.empty();
     facts.add(over_background ? "mean over the background" : "at the baseline",
               format_number(a.reference_output));
   }
   facts.add("sum of attributions", format_number(a.sum()));
   if (!std::isnan(a.delta)) facts.add("completeness delta", format_number(a.delta));
   facts.add("model evaluations", format_count(a.evaluations));
+  if (summary) {
+    facts.add("background", "k-means: " + std::to_string(summary->weights.size()) + " centroids of " +
+                                std::to_string(summary->rows) + " rows, weighted by cluster size (" +
+                                std::to_string(summary->iterations) + " Lloyd iterations)");
+  }
   if (lime) {
     facts.add("surrogate", "intercept " + format_number(lime->intercept) + ", weighted R² " +
                                format_number(lime->r2) + ", at x " + format_number(lime->local_prediction));
@@ -562,10 +633,17 @@ void register_explain(CLI::App& app, int& exit_code) {
                   "Rows of the data (.npy [n, ...] or CSV): the SHAP methods' background, Gradient SHAP's "
                   "baselines, Expected Gradients' distribution, tabular LIME's training data, dice's and "
                   "wachter's MADs");
+  cmd->add_option("--background-kmeans", args->background_kmeans,
+                  "shap-exact, shap-permutation, kernel-shap: summarise --background as K k-means centroids "
+                  "weighted by cluster size (seeded k-means++ with --seed, then Lloyd), so a coalition costs "
+                  "K model rows instead of one per background row");
   cmd->add_option("--baseline", args->baseline,
                   "integrated-gradients, deeplift: zero, mean (of --background), or a .npy / CSV file of one "
                   "example")
       ->capture_default_str();
+  cmd->add_option("--path", args->path,
+                  "path-integrated-gradients: the points the path passes between --baseline and x, in order "
+                  "(rows like --background: .npy [k, ...] or CSV); x ends it");
   cmd->add_option("--steps", args->steps, "integrated-gradients: quadrature nodes")->capture_default_str();
   cmd->add_option("--quadrature", args->quadrature,
                   "integrated-gradients: gauss-legendre, riemann-left, riemann-right, riemann-middle")

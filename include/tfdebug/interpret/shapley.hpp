@@ -1,7 +1,7 @@
 // Shapley values from outputs only ([F], tfdebug/interpret/model.hpp): how the target output of
-// `x` is shared among its features, a coalition S valued as v(S) = the mean over background rows
-// b of f(x on S, b elsewhere). All three are efficient: the values sum to v(all) - v(none)
-// exactly (delta is rounding only).
+// `x` is shared among its features, a coalition S valued as v(S) = the mean (weighted, with
+// background_weights) over background rows b of f(x on S, b elsewhere). All three are efficient: the values
+// sum to v(all) - v(none) exactly (delta is rounding only).
 //
 //   exact_shapley      every coalition (2^M of them; M <= ShapleyOptions::max_exact_features)
 //   permutation_shap   random feature orders, each walked forward and back (antithetic)
@@ -28,7 +28,10 @@
 namespace tfdebug::interpret {
 
 struct ShapleyOptions {
-  std::vector<float> background;     // rows (row-major, each one example); empty: one row of zeros
+  std::vector<float> background;  // rows (row-major, each one example); empty: one row of zeros
+  // One weight per background row (a k-means summary's cluster sizes, background_kmeans.hpp):
+  // v(S) is the weighted mean over the rows. Empty: equal weights.
+  std::vector<double> background_weights;
   std::vector<std::int64_t> groups;  // per input element, its feature 0..M-1; empty: one per element
   std::int64_t max_batch = 256;      // example rows per model call
   std::uint64_t seed = 0;            // permutation_shap, kernel_shap
