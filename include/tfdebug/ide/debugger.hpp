@@ -115,6 +115,11 @@ class Debugger final : public Sink {
 
   // Stop at the next observation (any thread), as if stepping: pause from another thread.
   void interrupt() noexcept { interrupt_.store(true, std::memory_order_release); }
+  // Never stop again, and say aborted(): for a user who quits before the run stopped.
+  void abort() noexcept {
+    aborted_.store(true, std::memory_order_relaxed);
+    detached_.store(true, std::memory_order_relaxed);
+  }
   // Every finding the Session reported so far (on_finding), in order.
   std::vector<Finding> findings() const;
   // Module paths seen so far (for completion), sorted.
