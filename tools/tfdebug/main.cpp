@@ -41,7 +41,8 @@ bool needs_torch(int argc, char** argv) {
   const int command = command_index(argc, argv);
   if (command >= argc) return false;
   const std::string_view name = argv[command];
-  if (name == "demo" || name == "explain" || name == "attack" || name == "robust" || name == "console") return true;
+  if (name == "demo" || name == "explain" || name == "attack" || name == "robust" || name == "console")
+    return true;
   if (name != "graph") return false;
   for (int i = command + 1; i < argc; ++i) {
     if (std::string_view(argv[i]) == "--demo") return true;
@@ -100,9 +101,10 @@ int main(int argc, char** argv) {
         "robust",
         "How easily does it break? Certified radii, perturbation curves, what-if, edge cases (LibTorch; "
         "docs/robustness.md)");
-    app.add_subcommand("console",
-                       "Debug a training run interactively: breakpoints on ops, modules, the first NaN, statistics; "
-                       "step; inspect tensors (LibTorch; docs/debugger.md)");
+    app.add_subcommand(
+        "console",
+        "Debug a training run interactively: breakpoints on ops, modules, the first NaN, statistics; "
+        "step; inspect tensors (LibTorch; docs/debugger.md)");
 #endif
     tfdebug::cli::register_trace(app, exit_code);
     tfdebug::cli::register_regress(app, exit_code);
