@@ -19,7 +19,7 @@ struct Help {
 
 // In the order `help` lists them.
 const std::vector<std::pair<std::string, Help>>& help_table() {
-  static const std::vector<std::pair<std::string, Help>> table = {
+  static const std::vector<std::pair<std::string, Help>> kTable = {
       {"break",
        {"break PLACE [phase] [if CONDITION] [ignore N] [once]",
         "Stop at PLACE: op GLOB (aten::log*), module GLOB [exit] (blocks.1.mlp), phase forward|backward|\n"
@@ -63,17 +63,17 @@ const std::vector<std::pair<std::string, Help>>& help_table() {
       {"quit", {"quit (q)", "Stop the run (the current step finishes without stopping) and leave."}},
       {"help", {"help [COMMAND]", "This list, or one command's help."}},
   };
-  return table;
+  return kTable;
 }
 
 const std::map<std::string, std::string, std::less<>>& aliases() {
-  static const std::map<std::string, std::string, std::less<>> table = {
+  static const std::map<std::string, std::string, std::less<>> kTable = {
       {"b", "break"},         {"c", "continue"}, {"cont", "continue"}, {"run", "continue"},
       {"n", "next"},          {"s", "step"},     {"f", "finish"},      {"bt", "where"},
       {"w", "where"},         {"p", "print"},    {"q", "quit"},        {"exit", "quit"},
       {"d", "delete"},        {"h", "help"},     {"i", "info"},        {"condition", "cond"},
       {"breakpoints", "info"}};
-  return table;
+  return kTable;
 }
 
 std::string module_name(std::string_view module) {
@@ -325,12 +325,12 @@ CommandResult run_command(Debugger& debugger, std::string_view line, const Stop*
 }
 
 const std::vector<std::string>& command_names() {
-  static const std::vector<std::string> names = [] {
+  static const std::vector<std::string> kNames = [] {
     std::vector<std::string> all;
     for (const auto& [command, help] : help_table()) all.push_back(command);
     return all;
   }();
-  return names;
+  return kNames;
 }
 
 std::string stop_banner(const Debugger& debugger, const Stop& stop) {

@@ -35,13 +35,14 @@ int command_index(int argc, char** argv) {
 }
 
 // Whether the command line is one of tfdebug-torch's: its subcommand is `demo`, `explain`, `attack`,
-// `robust` or `console`, or
+// `robust`, `console` or `dap`, or
 // `graph` with --demo.
 bool needs_torch(int argc, char** argv) {
   const int command = command_index(argc, argv);
   if (command >= argc) return false;
   const std::string_view name = argv[command];
-  if (name == "demo" || name == "explain" || name == "attack" || name == "robust" || name == "console")
+  if (name == "demo" || name == "explain" || name == "attack" || name == "robust" || name == "console" ||
+      name == "dap")
     return true;
   if (name != "graph") return false;
   for (int i = command + 1; i < argc; ++i) {
@@ -105,6 +106,9 @@ int main(int argc, char** argv) {
         "console",
         "Debug a training run interactively: breakpoints on ops, modules, the first NaN, statistics; "
         "step; inspect tensors (LibTorch; docs/debugger.md)");
+    app.add_subcommand(
+        "dap",
+        "Debug Adapter Protocol server (VS Code) around a run of the demo (LibTorch; docs/debugger.md)");
 #endif
     tfdebug::cli::register_trace(app, exit_code);
     tfdebug::cli::register_regress(app, exit_code);

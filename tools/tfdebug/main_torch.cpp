@@ -1,5 +1,5 @@
 // tfdebug-torch: the tfdebug commands that load LibTorch (Note [Two executables] in main.cpp).
-// `tfdebug demo ...`, `tfdebug explain ...`, `tfdebug attack ...`, `tfdebug robust ...`, `tfdebug console ...` and `tfdebug graph
+// `tfdebug demo ...`, `tfdebug explain ...`, `tfdebug attack ...`, `tfdebug robust ...`, `tfdebug console ...`, `tfdebug dap ...` and `tfdebug graph
 // --demo ...` exec this program with their arguments.
 #include <cstdio>
 
@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
     tfdebug::cli::register_robust(app, exit_code);
     tfdebug::cli::register_attack(app, exit_code);
     tfdebug::cli::register_console(app, exit_code);
+    tfdebug::cli::register_dap(app, exit_code);
     return tfdebug::cli::run_cli(app, argc, argv, exit_code);
   } catch (...) {
     std::fputs("tfdebug: unexpected failure\n", stderr);
