@@ -1,6 +1,7 @@
 // tfdebug-torch: the tfdebug commands that load LibTorch (Note [Two executables] in main.cpp).
-// `tfdebug demo ...`, `tfdebug explain ...`, `tfdebug attack ...`, `tfdebug robust ...`, `tfdebug console ...`, `tfdebug dap ...` and `tfdebug graph
-// --demo ...` exec this program with their arguments.
+// `tfdebug demo ...`, `tfdebug explain ...`, `tfdebug attack ...`, `tfdebug robust ...`,
+// `tfdebug console ...`, `tfdebug dap ...` and `tfdebug graph --demo ...` exec this program with
+// their arguments.
 #include <cstdio>
 
 #include "cli_main.hpp"
