@@ -240,7 +240,8 @@ std::optional<StopReason> Debugger::match(const Observation& o, const Stats& sta
         at = op && glob_match(b.pattern, o.op);
         break;
       case BreakKind::module: {
-        if (!op) break;
+        // Entry and exit are changes of module, phase or step: most ops change none.
+        if (!op || (place.module == o.module && place.phase == o.phase && place.step == o.step)) break;
         // Inside a module: in it (or below it), in the same phase of the same step.
         const bool same_run = place.phase == o.phase && place.step == o.step;
         if (!b.at_exit) {
