@@ -460,7 +460,9 @@ bool DapServer::wait_for_start() {
   State& s = *state_;
   std::unique_lock lock(s.mutex);
   s.changed.wait(lock, [&] { return s.configured || s.disconnected; });
-  return s.configured && !s.disconnected;
+  // A client that configured the run and left at once (its requests may all be read before this
+  // thread wakes) leaves a run that goes on, as a disconnect does later; unless it asked to end it.
+  return s.configured && !(s.disconnected && s.terminate_on_disconnect);
 }
 
 std::string DapServer::launch_arguments() const {

@@ -42,7 +42,7 @@ class DapServer {
   // A Sink that sends each finding as an `output` event.
   std::shared_ptr<Sink> findings_sink() const;
   // Blocks until the client's configurationDone (true) or its disconnect or the end of the
-  // input (false).
+  // input before it (false; also false when it disconnected with terminateDebuggee).
   bool wait_for_start();
   // The launch or attach request's arguments, as JSON text ("{}" when none came).
   std::string launch_arguments() const;
