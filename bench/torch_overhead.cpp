@@ -11,7 +11,8 @@
 // --model: demo (the default: the demo's model at two sizes), mlp, cnn, encoder, gru, sigmoid,
 // or zoo (each of the five). --modes picks the modes to run, comma separated, from: off, floor,
 // watch-null, watch, diagnose-null, diagnose, anomaly, profiler, profiler-no-memory ("off"
-// always runs: the ratios are to it). Default: all but the two profiler modes.
+// always runs: the ratios are to it; also watch-metrics, watch-slow-sink, diagnose-breakpoints).
+// Default: all but the two profiler modes.
 #include <ATen/Parallel.h>
 #include <ATen/record_function.h>
 #include <torch/csrc/autograd/anomaly_mode.h>
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "demo_model.hpp"
+#include "tfdebug/ide/debugger.hpp"
 #include "tfdebug/session/session.hpp"
 #include "tfdebug/torch/attach.hpp"
 #include "tfdebug/torch/profiler.hpp"
@@ -85,12 +87,13 @@ enum class Mode {
   profiler,
   profiler_no_memory,
   watch_metrics,
-  watch_slow_sink
+  watch_slow_sink,
+  diagnose_breakpoints
 };
-constexpr Mode kModes[] = {Mode::off,           Mode::floor,          Mode::watch_null,
-                           Mode::watch,         Mode::diagnose_null,  Mode::diagnose,
-                           Mode::anomaly,       Mode::profiler,       Mode::profiler_no_memory,
-                           Mode::watch_metrics, Mode::watch_slow_sink};
+constexpr Mode kModes[] = {Mode::off,           Mode::floor,           Mode::watch_null,
+                           Mode::watch,         Mode::diagnose_null,   Mode::diagnose,
+                           Mode::anomaly,       Mode::profiler,        Mode::profiler_no_memory,
+                           Mode::watch_metrics, Mode::watch_slow_sink, Mode::diagnose_breakpoints};
 // Names for --modes.
 const char* mode_key(Mode m) {
   switch (m) {
@@ -116,6 +119,8 @@ const char* mode_key(Mode m) {
       return "watch-metrics";
     case Mode::watch_slow_sink:
       return "watch-slow-sink";
+    case Mode::diagnose_breakpoints:
+      return "diagnose-breakpoints";
   }
   return "?";
 }
@@ -143,6 +148,8 @@ const char* mode_name(Mode m) {
       return "watch + metrics sink";
     case Mode::watch_slow_sink:
       return "watch + 20 ms/event sink";
+    case Mode::diagnose_breakpoints:
+      return "diagnose + unhit breakpoints";
   }
   return "?";
 }
@@ -289,12 +296,23 @@ void measure(const Subject& subject, int rounds, std::int64_t steps) {
     if (mode == Mode::watch_null) r.sink = std::make_unique<NullSink>(tfdebug::Tier::watch);
     if (mode == Mode::diagnose_null) r.sink = std::make_unique<NullSink>(tfdebug::Tier::diagnose);
     if (mode == Mode::watch || mode == Mode::diagnose || mode == Mode::watch_metrics ||
-        mode == Mode::watch_slow_sink) {
+        mode == Mode::watch_slow_sink || mode == Mode::diagnose_breakpoints) {
       tfdebug::RunConfig run;  // every rule at its default; no run directory
-      run.tier = mode == Mode::diagnose ? tfdebug::Tier::diagnose : tfdebug::Tier::watch;
+      run.tier = mode == Mode::diagnose || mode == Mode::diagnose_breakpoints ? tfdebug::Tier::diagnose
+                                                                              : tfdebug::Tier::watch;
       auto session = std::make_unique<tfdebug::Session>(run);
       if (mode == Mode::watch_metrics || mode == Mode::watch_slow_sink)
         session->add_sink(std::make_shared<MetricsSink>(mode == Mode::watch_slow_sink));
+      if (mode == Mode::diagnose_breakpoints) {
+        // tfdebug::ide's Debugger with breakpoints that the demo never hits (docs/debugger.md): what
+        // a user pays while waiting for one.
+        auto debugger = std::make_shared<tfdebug::ide::Debugger>(
+            [](const tfdebug::ide::Stop&) { return tfdebug::ide::Resume::continue_run; });
+        for (const char* place : {"op aten::no_such_op*", "module no.such.module", "nan",
+                                  "finding no_such_rule", "op aten::mm if abs_max > 1e30 and nan > 0"})
+          debugger->add(tfdebug::ide::parse_breakpoint(place));
+        session->add_sink(debugger);
+      }
       r.sink = std::move(session);
     }
     r.run(3);  // warm-up

@@ -19,6 +19,8 @@ packages=(
   libcli11-dev nlohmann-json3-dev libfmt-dev libxlsxwriter-dev
   # `tfdebug top`: its full-screen dashboard (ncurses, the wide-character build: braille, blocks)
   libncurses-dev
+  # `tfdebug console`: the debugger's REPL (tfdebug::ide: line editing, history, completion)
+  libreadline-dev
   # viz: plots (cairo, text through pango), PNG (libpng), animated GIF (giflib), video (libav*)
   libcairo2-dev libpango1.0-dev libpng-dev libgif-dev libavcodec-dev libavformat-dev libavutil-dev
   libswscale-dev fonts-dejavu-core
@@ -41,6 +43,7 @@ packages=(
   python3-openpyxl graphviz protobuf-compiler python3-crcmod python3-yaml
   # independent readers of pictures: rsvg-convert (SVG), ffprobe/ffmpeg (GIF and video), a real
   # browser for the HTML report (Chromium, driven by npm's playwright-core), tmux for `tfdebug top`
+  # and `tfdebug console`
   librsvg2-bin ffmpeg chromium tmux
   # a pseudo-terminal for the terminal-output tests (script(1); essential in Debian, named for clarity)
   bsdutils

@@ -14,14 +14,14 @@ export PATH="$bin_dir:$PATH"
 passed=0
 failed=0
 skipped=0
-# `tfdebug demo`, `tfdebug explain`, `tfdebug attack`, `tfdebug robust` and `tfdebug graph --demo` exist only
+# `tfdebug demo`, `tfdebug explain`, `tfdebug attack`, `tfdebug robust`, `tfdebug console`, `tfdebug dap` and `tfdebug graph --demo` exist only
 # in a build with LibTorch; without it their commands are skipped.
 has_demo=0
 tfdebug --help 2>/dev/null | grep -q "^  demo " && has_demo=1
 while IFS= read -r line; do
   file="${line%%:*}"
   cmd="${line#*:\$ }"
-  if [ "$has_demo" -eq 0 ] && [[ "$cmd" == "tfdebug demo"* || "$cmd" == "tfdebug explain"* || "$cmd" == "tfdebug attack"* || "$cmd" == "tfdebug robust"* ||
+  if [ "$has_demo" -eq 0 ] && [[ "$cmd" == "tfdebug demo"* || "$cmd" == "tfdebug explain"* || "$cmd" == "tfdebug attack"* || "$cmd" == "tfdebug robust"* || "$cmd" == "tfdebug console"* || "$cmd" == "tfdebug dap"* ||
     "$cmd" == *" --demo"* ]]; then
     skipped=$((skipped + 1))
     continue

@@ -21,6 +21,8 @@ void register_demo(CLI::App& app, int& exit_code);     // cmd_demo.cpp, built wi
 void register_explain(CLI::App& app, int& exit_code);  // cmd_explain.cpp, built with LibTorch only
 void register_robust(CLI::App& app, int& exit_code);   // cmd_robust.cpp, built with LibTorch only
 void register_attack(CLI::App& app, int& exit_code);   // cmd_attack.cpp, built with LibTorch only
+void register_console(CLI::App& app, int& exit_code);  // cmd_console.cpp, built with LibTorch only
+void register_dap(CLI::App& app, int& exit_code);      // cmd_dap.cpp, built with LibTorch only
 #endif
 void register_trace(CLI::App& app, int& exit_code);
 void register_regress(CLI::App& app, int& exit_code);

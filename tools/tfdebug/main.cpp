@@ -34,14 +34,16 @@ int command_index(int argc, char** argv) {
   return std::min(command, argc);
 }
 
-// Whether the command line is one of tfdebug-torch's: its subcommand is `demo`, `explain`, `attack` or
-// `robust`, or
+// Whether the command line is one of tfdebug-torch's: its subcommand is `demo`, `explain`, `attack`,
+// `robust`, `console` or `dap`, or
 // `graph` with --demo.
 bool needs_torch(int argc, char** argv) {
   const int command = command_index(argc, argv);
   if (command >= argc) return false;
   const std::string_view name = argv[command];
-  if (name == "demo" || name == "explain" || name == "attack" || name == "robust") return true;
+  if (name == "demo" || name == "explain" || name == "attack" || name == "robust" || name == "console" ||
+      name == "dap")
+    return true;
   if (name != "graph") return false;
   for (int i = command + 1; i < argc; ++i) {
     if (std::string_view(argv[i]) == "--demo") return true;
@@ -100,6 +102,13 @@ int main(int argc, char** argv) {
         "robust",
         "How easily does it break? Certified radii, perturbation curves, what-if, edge cases (LibTorch; "
         "docs/robustness.md)");
+    app.add_subcommand(
+        "console",
+        "Debug a training run interactively: breakpoints on ops, modules, the first NaN, statistics; "
+        "step; inspect tensors (LibTorch; docs/debugger.md)");
+    app.add_subcommand(
+        "dap",
+        "Debug Adapter Protocol server (VS Code) around a run of the demo (LibTorch; docs/debugger.md)");
 #endif
     tfdebug::cli::register_trace(app, exit_code);
     tfdebug::cli::register_regress(app, exit_code);

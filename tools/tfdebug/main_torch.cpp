@@ -1,6 +1,7 @@
 // tfdebug-torch: the tfdebug commands that load LibTorch (Note [Two executables] in main.cpp).
-// `tfdebug demo ...`, `tfdebug explain ...`, `tfdebug attack ...`, `tfdebug robust ...` and `tfdebug graph
-// --demo ...` exec this program with their arguments.
+// `tfdebug demo ...`, `tfdebug explain ...`, `tfdebug attack ...`, `tfdebug robust ...`,
+// `tfdebug console ...`, `tfdebug dap ...` and `tfdebug graph --demo ...` exec this program with
+// their arguments.
 #include <cstdio>
 
 #include "cli_main.hpp"
@@ -16,6 +17,8 @@ int main(int argc, char** argv) {
     tfdebug::cli::register_explain(app, exit_code);
     tfdebug::cli::register_robust(app, exit_code);
     tfdebug::cli::register_attack(app, exit_code);
+    tfdebug::cli::register_console(app, exit_code);
+    tfdebug::cli::register_dap(app, exit_code);
     return tfdebug::cli::run_cli(app, argc, argv, exit_code);
   } catch (...) {
     std::fputs("tfdebug: unexpected failure\n", stderr);
