@@ -26,7 +26,7 @@ TF.runPage = function (d) {
     TF.stat("steps", TF.count(run.steps) + (run.steps ? " (" + run.first_step + "–" + run.last_step + ")" : "")),
     TF.stat("errors", TF.count(errors), errors ? "bad" : "good"),
     TF.stat("warnings", TF.count(warnings), warnings ? "warn" : ""),
-    TF.stat("observations", TF.count(run.observations)),
+    TF.stat("observations", live && !run.complete ? "–" : TF.count(run.observations)),
     TF.stat("modules", metrics ? TF.count(metrics.modules_total) : "–")));
   var notes = [];
   if (live && !run.complete) notes.push("Live: the page follows the run as it goes" + (live.max_steps ? " (the latest " + TF.count(live.max_steps) + " steps)" : "") + ".");
