@@ -17,6 +17,8 @@ packages=(
   zlib1g-dev
   # CLI and report writers (Excel workbooks: libxlsxwriter)
   libcli11-dev nlohmann-json3-dev libfmt-dev libxlsxwriter-dev
+  # the live dashboard (tfdebug::serve): HTTP and Server-Sent Events
+  libcpp-httplib-dev
   # `tfdebug top`: its full-screen dashboard (ncurses, the wide-character build: braille, blocks)
   libncurses-dev
   # `tfdebug console`: the debugger's REPL (tfdebug::ide: line editing, history, completion)

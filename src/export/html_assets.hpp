@@ -15,6 +15,7 @@ std::string_view html_js_graph();
 std::string_view html_js_run();
 std::string_view html_js_checkpoint();
 std::string_view html_js_analysis();
+std::string_view html_js_live();
 // The attention page's (attention_view.cpp).
 std::string_view html_css_attention();
 std::string_view html_js_attention();

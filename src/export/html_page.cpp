@@ -89,7 +89,12 @@ std::string script_safe_json(std::string_view json) {
   return out;
 }
 
-std::string html_page(std::string_view kind, std::string_view title, std::string_view data_json) {
+namespace {
+
+// The page around its data. `connect`: the origins the page's scripts may request (the live
+// dashboard's event stream: 'self'); empty for a report, which requests nothing.
+std::string page_with(std::string_view kind, std::string_view title, std::string_view data_json,
+                      std::string_view connect) {
   std::string page;
   page.reserve(data_json.size() + 96 * 1024);
   page += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
@@ -97,7 +102,12 @@ std::string html_page(std::string_view kind, std::string_view title, std::string
   // Nothing may be fetched: every script and style is inline, images are data: URLs.
   page +=
       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-      "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n";
+      "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:";
+  if (!connect.empty()) {
+    page += "; connect-src ";
+    page += connect;
+  }
+  page += "\">\n";
   page += "<meta name=\"generator\" content=\"tfdebug " TFDEBUG_VERSION_STRING "\">\n";
   page += "<title>" + html_escaped(title) + " — tfdebug</title>\n<style>\n";
   page += inline_text(detail::html_css());
@@ -111,12 +121,23 @@ std::string html_page(std::string_view kind, std::string_view title, std::string
   for (const std::string_view script :
        {detail::html_js_common(), detail::html_js_charts(), detail::html_js_table(), detail::html_js_tree(),
         detail::html_js_graph(), detail::html_js_run(), detail::html_js_checkpoint(),
-        detail::html_js_analysis()}) {
+        detail::html_js_analysis(), detail::html_js_live()}) {
     page += inline_text(script);
     page += "\n";
   }
   page += "TF.start();\n</script>\n</body>\n</html>\n";
   return page;
+}
+
+}  // namespace
+
+std::string html_page(std::string_view kind, std::string_view title, std::string_view data_json) {
+  return page_with(kind, title, data_json, {});
+}
+
+std::string html_live_page(std::string_view title) {
+  const std::string data = R"({"kind":"live","generator":"tfdebug )" TFDEBUG_VERSION_STRING R"("})";
+  return page_with("live", title, data, "'self'");
 }
 
 HtmlReportWritten write_run_html(const std::filesystem::path& run_dir, const std::filesystem::path& out,

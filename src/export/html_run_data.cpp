@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -333,6 +334,30 @@ json profile_data(const std::filesystem::path& path) {
   }
 }
 
+// A section from a side file of the run directory (run_report_part); null when it is absent.
+json side_part(const std::filesystem::path& run_dir, std::string_view part,
+               const HtmlReportOptions& options) {
+  std::error_code ec;
+  if (part == "flight") {
+    const std::filesystem::path dump = run_dir / "flight_recorder.json";
+    return std::filesystem::exists(dump, ec) ? flight_data(dump, options) : json(nullptr);
+  }
+  if (part == "profile") {
+    const std::filesystem::path profile = run_dir / "profile.json";
+    return std::filesystem::exists(profile, ec) ? profile_data(profile) : json(nullptr);
+  }
+  if (part == "graph") {
+    // The model's graph, when the run saved one (tfdebug demo --out writes model.onnx).
+    const std::filesystem::path model = run_dir / "model.onnx";
+    if (!std::filesystem::exists(model, ec)) return nullptr;
+    const io::ModelFile file = io::ModelFile::open(model.string());
+    if (const ModelGraph* graph = file.graph())
+      return detail::html_graph(*graph, "model.onnx", options.max_graph_nodes);
+    return nullptr;
+  }
+  throw Error("run_report_part: unknown part '" + std::string(part) + "'; expected flight, profile or graph");
+}
+
 }  // namespace
 
 std::string run_report_data(const std::filesystem::path& run_dir, const HtmlReportOptions& options,
@@ -388,18 +413,20 @@ std::string run_report_data(const std::filesystem::path& run_dir, const HtmlRepo
     const std::filesystem::path dump = run_dir / s.flight_recorder->filename();
     if (std::filesystem::exists(dump, ec)) doc["flight"] = flight_data(dump, options);
   }
-  const std::filesystem::path profile = run_dir / "profile.json";
-  if (std::filesystem::exists(profile, ec)) doc["profile"] = profile_data(profile);
-  // The model's graph, when the run saved one (tfdebug demo --out writes model.onnx).
-  const std::filesystem::path model = run_dir / "model.onnx";
-  if (std::filesystem::exists(model, ec)) {
-    const io::ModelFile file = io::ModelFile::open(model.string());
-    if (const ModelGraph* graph = file.graph())
-      doc["graph"] = detail::html_graph(*graph, "model.onnx", options.max_graph_nodes);
-  }
+  doc["profile"] = side_part(run_dir, "profile", options);
+  doc["graph"] = side_part(run_dir, "graph", options);
   // What tfdebug explain, attack and robust saved here (--run-dir).
   doc["analyses"] = detail::html_analyses(run_dir, options.max_analyses, doc["analysis_notes"]);
   return detail::html_dump(doc);
+}
+
+std::string run_report_part(const std::filesystem::path& run_dir, std::string_view part,
+                            const HtmlReportOptions& options) {
+  return detail::html_dump(side_part(run_dir, part, options));
+}
+
+std::string html_finding_json(const Finding& finding) {
+  return detail::html_dump(detail::html_finding(finding));
 }
 
 }  // namespace tfdebug

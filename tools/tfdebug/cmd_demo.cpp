@@ -1,12 +1,15 @@
 // tfdebug demo: trains a small transformer LM with LibTorch, optionally with an injected fault,
 // with tfdebug::torch attached to a tfdebug::Session, which diagnoses it (docs/live-debugging.md).
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "commands.hpp"
 #include "demo_model.hpp"
@@ -20,6 +23,7 @@
 #include "tfdebug/export/run_plots.hpp"
 #include "tfdebug/export/tensorboard_sink.hpp"
 #include "tfdebug/export/xlsx_sink.hpp"
+#include "tfdebug/serve/dashboard.hpp"
 #include "tfdebug/session/console_sink.hpp"
 #include "tfdebug/session/session.hpp"
 #include "tfdebug/torch/attach.hpp"
@@ -40,15 +44,42 @@ struct DemoOptions {
   std::string tensorboard, mlflow, xlsx;  // sinks of the run's metrics and findings (docs/exports.md)
   std::string plots;                      // pictures of the run, drawn from --out when it ends
   std::string html;                       // the run's self-contained page, written when it ends
+  int serve = -1;                         // the live dashboard's port (docs/dashboard.md); -1: none
+  std::string host = "127.0.0.1";
+  double serve_linger = -1;  // seconds the dashboard stays after the run; < 0: until Ctrl-C
+  std::int64_t step_delay_ms = 0;
 };
+
+volatile std::sig_atomic_t interrupted = 0;
+void on_interrupt(int) {
+  interrupted = 1;
+}
+
+// After the run: the dashboard stays up for the browsers watching it, `linger` seconds or, when
+// negative, until SIGINT/SIGTERM.
+void keep_serving(const serve::Dashboard& dashboard, double linger) {
+  if (linger < 0) {
+    std::printf("the run ended; the dashboard stays at %s until Ctrl-C\n", dashboard.url().c_str());
+  } else if (linger > 0) {
+    std::printf("the run ended; the dashboard stays for %g s\n", linger);
+  }
+  std::fflush(stdout);
+  std::signal(SIGINT, on_interrupt);
+  std::signal(SIGTERM, on_interrupt);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(std::max(linger, 0.0));
+  while (!interrupted && (linger < 0 || std::chrono::steady_clock::now() < until))
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+}
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Runs the training loop with the adapter attached to `sink`; prints the loss every `every` steps.
 void train(const demo::DemoConfig& config, demo::DemoTrainer& trainer, ObservationSink& sink,
-           std::int64_t every) {
+           std::int64_t every, std::int64_t step_delay_ms) {
   auto debug = tfdebug::torch::attach(sink, trainer.model());
   for (std::int64_t step = 0; step < config.steps; ++step) {
+    // --step-delay-ms: a run slow enough to watch (docs/dashboard.md).
+    if (step_delay_ms > 0 && step > 0) std::this_thread::sleep_for(std::chrono::milliseconds(step_delay_ms));
     // Handed over as a callable, a step that goes bad in watch is replayed in diagnose.
     const double loss = debug.step(step, [&] { return trainer.train_step(); }).value_or(kNaN);
     if (every > 0 && (step % every == 0 || step + 1 == config.steps)) {
@@ -75,6 +106,12 @@ int run_demo(const DemoOptions& options) {
     throw Error("--html needs --out DIR (the page is written from its report.json) and no --profile");
   if (options.trace_window != 0 && (options.profile || options.out.empty()))
     throw Error("--trace-window needs --out DIR and cannot be combined with --profile");
+  if (options.serve < -1 || options.serve > 65535)
+    throw Error("--serve: expected a port, 0-65535 (0: any free one)");
+  if (options.serve >= 0 && options.profile) throw Error("--serve cannot be combined with --profile");
+  if (options.serve < 0 && options.host != "127.0.0.1") throw Error("--host needs --serve PORT");
+  if (options.step_delay_ms < 0 || options.step_delay_ms > 60000)
+    throw Error("--step-delay-ms: expected 0-60000");
   demo::DemoTrainer trainer(config);
   std::printf(
       "tfdebug demo: transformer LM, %lld blocks, d_model %lld, %lld heads, %lld parameters; copy task; "
@@ -106,11 +143,25 @@ int run_demo(const DemoOptions& options) {
                                                   session.config()));
   }
   if (!options.xlsx.empty()) session.add_sink(std::make_shared<XlsxSink>(options.xlsx, session.config()));
+  std::shared_ptr<serve::Dashboard> dashboard;
+  if (options.serve >= 0) {
+    serve::DashboardOptions dashboard_options;
+    dashboard_options.host = options.host;
+    dashboard_options.port = options.serve;
+    dashboard_options.title = "tfdebug demo --fault " + options.fault;
+    dashboard_options.run_dir = options.out;
+    dashboard_options.config = session.config().entries();
+    dashboard = serve::Dashboard::start(std::move(dashboard_options));
+    session.add_sink(dashboard);
+    // Printed once: with a token (a host off loopback), the address is the key.
+    std::printf("dashboard: %s\n", dashboard->url().c_str());
+    std::fflush(stdout);
+  }
   if (options.trace_window != 0) {
     train_with_trace_window(config, trainer, session,
                             {options.trace_window, options.trace_window_after, options.every, options.out});
   } else {
-    train(config, trainer, session, options.every);
+    train(config, trainer, session, options.every, options.step_delay_ms);
   }
   const RunSummary summary = session.finish();
   std::printf("copy accuracy on a fresh batch: %.2f\n", trainer.evaluate());
@@ -120,6 +171,7 @@ int run_demo(const DemoOptions& options) {
     write_demo_graph(demo_graph(trainer), graph_path.string());
     std::printf("run directory: %s (report.json; model.onnx: the trained model's graph)\n",
                 options.out.c_str());
+    if (dashboard) dashboard->load_run_files();  // the graph, now that model.onnx is there
   }
   if (!options.html.empty()) {
     const HtmlReportWritten page = write_run_html(options.out, options.html);
@@ -132,6 +184,7 @@ int run_demo(const DemoOptions& options) {
   const bool error = std::any_of(summary.findings.begin(), summary.findings.end(),
                                  [](const Finding& f) { return f.severity == Severity::error; });
   std::fflush(stdout);
+  if (dashboard) keep_serving(*dashboard, options.serve_linger);
   return error ? 1 : 0;  // everything attached is gone by now: `train` detached on return
 }
 
@@ -163,6 +216,18 @@ void register_demo(CLI::App& app, int& exit_code) {
   cmd->add_option("--xlsx", options->xlsx,
                   "Also write the run's findings and metrics to this Excel workbook");
   cmd->add_option("--every", options->every, "Print the loss every N steps (0: never)")
+      ->capture_default_str();
+  cmd->add_option("--serve", options->serve,
+                  "Serve the live dashboard on this port while the run trains (docs/dashboard.md; 0: any "
+                  "free port); it prints the address");
+  cmd->add_option("--host", options->host,
+                  "With --serve: the address to listen on; one that is not loopback requires the access "
+                  "token that is printed once")
+      ->capture_default_str();
+  cmd->add_option("--serve-linger", options->serve_linger,
+                  "With --serve: seconds the dashboard stays after the run (default: until Ctrl-C)");
+  cmd->add_option("--step-delay-ms", options->step_delay_ms,
+                  "Sleep this long between steps: a run slow enough to watch live")
       ->capture_default_str();
   cmd->add_flag(
       "--profile", options->profile,

@@ -29,6 +29,7 @@ void register_regress(CLI::App& app, int& exit_code);
 void register_report(CLI::App& app, int& exit_code);   // cmd_report.cpp
 void register_plot(CLI::App& app, int& exit_code);     // cmd_plot.cpp
 void register_top(CLI::App& app, int& exit_code);      // cmd_top.cpp
+void register_serve(CLI::App& app, int& exit_code);    // cmd_serve.cpp
 void register_heatmap(CLI::App& app, int& exit_code);  // cmd_heatmap.cpp
 void register_animate(CLI::App& app, int& exit_code);  // cmd_animate.cpp
 

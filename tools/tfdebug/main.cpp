@@ -115,6 +115,7 @@ int main(int argc, char** argv) {
     tfdebug::cli::register_report(app, exit_code);
     tfdebug::cli::register_plot(app, exit_code);
     tfdebug::cli::register_top(app, exit_code);
+    tfdebug::cli::register_serve(app, exit_code);
     tfdebug::cli::register_heatmap(app, exit_code);
     tfdebug::cli::register_animate(app, exit_code);
     return tfdebug::cli::run_cli(app, argc, argv, exit_code);

@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "tfdebug/inspect/inspection.hpp"
+#include "tfdebug/session/finding.hpp"
 
 namespace tfdebug {
 
@@ -76,6 +77,18 @@ std::string run_report_data(const std::filesystem::path& run_dir, const HtmlRepo
 std::string inspection_report_data(const inspect::Inspection& inspection, const HtmlReportOptions& options,
                                    HtmlReportWritten* written = nullptr);
 std::string html_page(std::string_view kind, std::string_view title, std::string_view data_json);
+
+// The live dashboard's page (tfdebug::serve): the run page with no data of its own; it reads the
+// server's event stream ("events", relative to the page, with the page's ?token=) and draws the run
+// as it goes. Its Content-Security-Policy allows requests to its own origin and nothing else.
+std::string html_live_page(std::string_view title);
+// A finding as the page reads it, as JSON text (the report's data and the dashboard's events).
+std::string html_finding_json(const Finding& finding);
+// One section's data from a run directory's side files, as JSON text, as the run page embeds it:
+// "flight" (flight_recorder.json), "profile" (profile.json) or "graph" (model.onnx); "null" when
+// the file is absent. tfdebug::Error as run_report_data for a malformed file or another part.
+std::string run_report_part(const std::filesystem::path& run_dir, std::string_view part,
+                            const HtmlReportOptions& options = {});
 
 // JSON text made safe inside a <script> element: '<', '>', '&' and U+2028/U+2029 as \u escapes
 // (they can only occur inside JSON strings, so the value is unchanged).

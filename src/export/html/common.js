@@ -115,8 +115,8 @@ TF.page = function (title, sections) {
     TF.el("div", { class: "title", text: title }), nav);
   document.body.appendChild(header);
   document.body.appendChild(main);
-  document.body.appendChild(TF.el("footer", { text: "Written by " + TF.data.generator +
-    ". Self-contained: no request leaves this file." }));
+  document.body.appendChild(TF.el("footer", { text: TF.data.live ? "Served live by " + TF.data.generator + ": this page follows the run as it goes."
+    : "Written by " + TF.data.generator + ". Self-contained: no request leaves this file." }));
 };
 TF.section = function (id, label, lead) {
   var node = TF.el("section", { class: "card", id: id }, TF.el("h2", { text: label }),
@@ -235,7 +235,8 @@ TF.tip = function (host) {
 
 TF.start = function () {
   TF.data = JSON.parse(document.getElementById("tfdebug-data").textContent);
-  if (TF.data.kind === "run") TF.runPage(TF.data);
+  if (TF.data.kind === "live") TF.live();
+  else if (TF.data.kind === "run") TF.runPage(TF.data);
   else if (TF.data.kind === "analysis") TF.analysisPage(TF.data);
   else TF.checkpointPage(TF.data);
 };

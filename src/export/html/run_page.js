@@ -18,15 +18,19 @@ TF.runPage = function (d) {
 
   // Summary.
   var summary = TF.section("summary", "Run", null);
-  summary.node.appendChild(TF.el("div", { class: "summary" },
-    TF.stat("status", run.complete ? "complete" : "did not finish", run.complete ? "good" : "bad"),
+  var live = d.live;
+  var status = run.complete ? ["complete", "good"] : ["did not finish", "bad"];
+  if (live && !run.complete) status = live.state === "reconnecting" ? ["live: reconnecting", "warn"] : ["live: running", ""];
+  summary.node.appendChild(TF.el("div", { class: "summary", id: "run-status", "data-state": live ? live.state || "" : "report" },
+    TF.stat("status", status[0], status[1]),
     TF.stat("steps", TF.count(run.steps) + (run.steps ? " (" + run.first_step + "–" + run.last_step + ")" : "")),
     TF.stat("errors", TF.count(errors), errors ? "bad" : "good"),
     TF.stat("warnings", TF.count(warnings), warnings ? "warn" : ""),
-    TF.stat("observations", TF.count(run.observations)),
+    TF.stat("observations", live && !run.complete ? "–" : TF.count(run.observations)),
     TF.stat("modules", metrics ? TF.count(metrics.modules_total) : "–")));
   var notes = [];
-  if (!run.complete) notes.push("The run did not finish (killed, or still running): this is what its report.json said last.");
+  if (live && !run.complete) notes.push("Live: the page follows the run as it goes" + (live.max_steps ? " (the latest " + TF.count(live.max_steps) + " steps)" : "") + ".");
+  else if (!run.complete) notes.push("The run did not finish (killed, or still running): this is what its report.json said last.");
   if (run.stopped) notes.push("The run stopped at its first error (stop_on_error).");
   if (metrics && metrics.cut_off) notes.push("metrics.jsonl ends in part of a line (the run was killed while writing it); that part is left out.");
   if (metrics && metrics.module_stride > 1) notes.push("The run has " + TF.count(metrics.lines) + " steps: each point of the loss is a bucket of " + metrics.stride +
@@ -331,15 +335,19 @@ TF.runPage = function (d) {
 
 // Draws `charts` now that they are on the page (they size to their container), and again
 // when the window changes size.
+// The live page draws itself again and again: one listener, for the charts drawn last.
 TF.drawAll = function (charts) {
   charts.forEach(function (c) {
     c.draw();
   });
+  var first = !TF.drawnCharts;
+  TF.drawnCharts = charts;
+  if (!first) return;
   var pending = null;
   window.addEventListener("resize", function () {
     clearTimeout(pending);
     pending = setTimeout(function () {
-      charts.forEach(function (c) {
+      TF.drawnCharts.forEach(function (c) {
         c.draw();
       });
     }, 150);

@@ -1,0 +1,319 @@
+// The live dashboard under load (docs/performance.md, "The live dashboard"), on loopback only,
+// every loop bounded:
+//
+//   1. training: the demo model's step time with no dashboard and with a Dashboard sink that 100
+//      SSE clients read while one more client is stalled (asks for the stream, never reads), in
+//      paired, interleaved blocks of steps on the same model (the order alternates each round);
+//   2. latency: 5,000 step events published at 1,000 a second to 100 clients and a stalled one:
+//      the time from on_step to each client's parse of the event, p50/p99/max;
+//   and, for both, whether every fast client received every event exactly once in order, how many
+//   clients were dropped, and the process's resident memory.
+//
+//   OPENBLAS_NUM_THREADS=1 build/release/bench/dashboard_load [--rounds 10] [--steps 20]
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "demo_model.hpp"
+#include "tfdebug/serve/dashboard.hpp"
+#include "tfdebug/session/session.hpp"
+#include "tfdebug/torch/attach.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double now_ns() {
+  return double(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count());
+}
+
+long rss_kib() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
+  return 0;
+}
+
+int connect_to(int port, int receive_buffer) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (receive_buffer > 0) ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
+  timeval tv{1, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(std::uint16_t(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    std::perror("connect");
+    std::exit(1);
+  }
+  const std::string request = "GET /events HTTP/1.1\r\nHost: localhost:" + std::to_string(port) +
+                              "\r\nAccept: text/event-stream\r\n\r\n";
+  if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) != ssize_t(request.size())) std::exit(1);
+  return fd;
+}
+
+// One reading client: parses "id: N" and the "step" of each event from the raw stream (each event
+// is one chunk, written whole; a recv may split it, so only whole lines are parsed).
+struct Reader {
+  int fd = -1;
+  std::uint64_t first_id = 0, last_id = 0;
+  std::uint64_t events = 0;
+  bool in_order = true;
+  std::vector<double> latencies_ns;  // of step events whose send time is known
+  const std::vector<std::atomic<double>>* sent = nullptr;
+  std::atomic<bool> stop{false};
+  std::thread thread;
+
+  void start(int port, const std::vector<std::atomic<double>>* send_times) {
+    sent = send_times;
+    fd = connect_to(port, 0);
+    thread = std::thread([this] { loop(); });
+  }
+  void loop() {
+    std::string buffer;
+    char chunk[65536];
+    std::size_t at = 0;
+    while (!stop.load(std::memory_order_relaxed)) {
+      const ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
+      if (n <= 0) {
+        if (n == 0) return;
+        continue;  // the 1 s timeout: look at stop
+      }
+      const double received = now_ns();
+      buffer.append(chunk, std::size_t(n));
+      std::size_t eol;
+      while ((eol = buffer.find('\n', at)) != std::string::npos) {
+        const char* line = buffer.data() + at;
+        const std::size_t length = eol - at;
+        if (length > 4 && std::strncmp(line, "id: ", 4) == 0) {
+          const std::uint64_t id = std::strtoull(line + 4, nullptr, 10);
+          if (events == 0) {
+            first_id = id;
+          } else if (id != last_id + 1) {
+            in_order = false;
+          }
+          last_id = id;
+          ++events;
+        } else if (length > 6 && std::strncmp(line, "data: ", 6) == 0 && sent != nullptr) {
+          const std::string_view data(line, length);
+          const std::size_t kind = data.find("\"kind\":\"step\"");
+          const std::size_t step = data.rfind("\"step\":");
+          if (kind != std::string_view::npos && step != std::string_view::npos) {
+            const long index = std::strtol(line + step + 7, nullptr, 10);
+            if (index >= 0 && std::size_t(index) < sent->size()) {
+              const double t = (*sent)[std::size_t(index)].load(std::memory_order_acquire);
+              if (t > 0) latencies_ns.push_back(received - t);
+            }
+          }
+        }
+        at = eol + 1;
+      }
+      // Keep only the part of a line still to come: the clients' memory stays small, so the
+      // process's resident memory is the server's.
+      buffer.erase(0, at);
+      at = 0;
+    }
+  }
+  // Wakes the thread from recv (shutdown) and joins it.
+  void finish() {
+    stop = true;
+    ::shutdown(fd, SHUT_RDWR);
+    if (thread.joinable()) thread.join();
+    ::close(fd);
+  }
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+double quantile(std::vector<double>& sorted, double q) {
+  return sorted.empty() ? 0 : sorted[std::min(sorted.size() - 1, std::size_t(q * double(sorted.size())))];
+}
+
+// Waits (at most 10 s) until every reader saw event `last`.
+void wait_for(std::vector<std::unique_ptr<Reader>>& readers, std::uint64_t last) {
+  const auto until = Clock::now() + std::chrono::seconds(10);
+  for (auto& r : readers)
+    while (r->last_id < last && Clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+}
+
+// Every reader: events first_id..last, each once, in order.
+int complete_readers(const std::vector<std::unique_ptr<Reader>>& readers, std::uint64_t last) {
+  int ok = 0;
+  for (const auto& r : readers)
+    if (r->in_order && r->last_id == last && r->events == last - r->first_id + 1) ++ok;
+  return ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int rounds = 10, steps = 20, clients = 100, events = 5000, rate = 1000;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    const int value = std::atoi(argv[i + 1]);
+    if (flag == "--rounds") rounds = value;
+    if (flag == "--steps") steps = value;
+    if (flag == "--clients") clients = value;
+    if (flag == "--events") events = value;
+  }
+  if (rounds < 1 || steps < 2 || clients < 1 || events < 1) {
+    std::fprintf(stderr, "dashboard_load: --rounds, --steps, --clients and --events must be positive\n");
+    return 2;
+  }
+  const long rss_start = rss_kib();
+
+  // 1. Training: one model, blocks of steps with and without the dashboard, alternating.
+  std::vector<double> ratios, off_ms, on_ms;
+  std::uint64_t training_dropped = 0;
+  int training_complete = 0;
+  long rss_training = 0;
+  {
+    tfdebug::serve::DashboardOptions options;
+    options.port = 0;
+    options.log = [](const std::string&) {};
+    auto dashboard = tfdebug::serve::Dashboard::start(options);
+    const int stalled = connect_to(dashboard->port(), 4096);
+    std::vector<std::unique_ptr<Reader>> readers;
+    for (int c = 0; c < clients; ++c) {
+      readers.push_back(std::make_unique<Reader>());
+      readers.back()->start(dashboard->port(), nullptr);
+    }
+    while (dashboard->stats().clients < std::size_t(clients + 1))
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    tfdebug::demo::DemoConfig config;
+    config.steps = std::int64_t(rounds + 1) * 2 * steps;
+    tfdebug::demo::DemoTrainer trainer(config);
+    std::int64_t step = 0;
+    const auto block = [&](bool on) {
+      tfdebug::RunConfig run;
+      run.tier = tfdebug::Tier::diagnose;  // as tfdebug demo runs
+      tfdebug::Session session(run);
+      if (on) session.add_sink(dashboard);
+      std::vector<double> times;
+      {
+        auto debug = tfdebug::torch::attach(session, trainer.model());
+        for (int s = 0; s < steps; ++s, ++step) {
+          const auto start = Clock::now();
+          debug.step(step, [&] { return trainer.train_step(); });
+          if (s >= 2)
+            times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+        }
+      }
+      session.finish();
+      // The clients read the run's end event before the next block starts timing.
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      return median(times);
+    };
+    block(false);  // warm-up: LibTorch's first steps, the allocator, the page of each client
+    block(true);
+    for (int r = 0; r < rounds; ++r) {
+      double off = 0, on = 0;
+      if (r % 2 == 0) {
+        off = block(false);
+        on = block(true);
+      } else {
+        on = block(true);
+        off = block(false);
+      }
+      off_ms.push_back(off);
+      on_ms.push_back(on);
+      ratios.push_back(on / off);
+    }
+    const std::uint64_t last = dashboard->stats().events;
+    wait_for(readers, last);
+    training_complete = complete_readers(readers, last);
+    training_dropped = dashboard->stats().dropped_clients;
+    rss_training = rss_kib();
+    for (auto& r : readers) r->finish();
+    ::close(stalled);
+  }
+
+  // 2. Latency: synthetic step events at `rate` a second.
+  std::vector<double> latencies;
+  int latency_complete = 0;
+  std::uint64_t latency_dropped = 0;
+  long rss_latency = 0, rss_half = 0;
+  {
+    tfdebug::serve::DashboardOptions options;
+    options.port = 0;
+    options.log = [](const std::string&) {};
+    auto dashboard = tfdebug::serve::Dashboard::start(options);
+    std::vector<std::atomic<double>> sent(static_cast<std::size_t>(events));
+    const int stalled = connect_to(dashboard->port(), 4096);
+    std::vector<std::unique_ptr<Reader>> readers;
+    for (int c = 0; c < clients; ++c) {
+      readers.push_back(std::make_unique<Reader>());
+      readers.back()->start(dashboard->port(), &sent);
+    }
+    while (dashboard->stats().clients < std::size_t(clients + 1))
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    const auto begin = Clock::now();
+    for (int i = 0; i < events; ++i) {
+      std::this_thread::sleep_until(begin + std::chrono::microseconds(std::int64_t(i) * 1000000 / rate));
+      tfdebug::StepMetrics m;
+      m.step = i;
+      m.loss = 1.0 / (1.0 + i);
+      tfdebug::ModuleMetrics module;
+      module.module = "blocks.0.mlp";
+      module.grad_norm = 0.01 * i;
+      m.modules.push_back(module);
+      sent[std::size_t(i)].store(now_ns(), std::memory_order_release);
+      dashboard->on_step(m);
+      if (i == events / 2) rss_half = rss_kib();
+    }
+    const std::uint64_t last = dashboard->stats().events;
+    wait_for(readers, last);
+    latency_complete = complete_readers(readers, last);
+    latency_dropped = dashboard->stats().dropped_clients;
+    rss_latency = rss_kib();
+    for (auto& r : readers) {
+      r->finish();
+      latencies.insert(latencies.end(), r->latencies_ns.begin(), r->latencies_ns.end());
+    }
+    ::close(stalled);
+  }
+  std::sort(latencies.begin(), latencies.end());
+  std::vector<double> sorted_ratios = ratios;
+  std::sort(sorted_ratios.begin(), sorted_ratios.end());
+
+  std::printf("dashboard_load: %d clients + 1 stalled, loopback\n", clients);
+  std::printf("training (demo model, diagnose, %d rounds x %d steps each way, paired, alternating):\n",
+              rounds, steps);
+  std::printf("  step: %.2f ms without the dashboard, %.2f ms with it (medians of the rounds)\n",
+              median(off_ms), median(on_ms));
+  std::printf("  ratio with/without: median %.3fx (range %.3f-%.3f)\n", median(ratios), sorted_ratios.front(),
+              sorted_ratios.back());
+  std::printf("  fast clients with every event once, in order: %d of %d; clients dropped: %llu\n",
+              training_complete, clients, static_cast<unsigned long long>(training_dropped));
+  std::printf("latency (%d step events at %d/s):\n", events, rate);
+  std::printf("  on_step to client parse: p50 %.3f ms, p99 %.3f ms, max %.3f ms (%zu samples)\n",
+              quantile(latencies, 0.5) / 1e6, quantile(latencies, 0.99) / 1e6,
+              (latencies.empty() ? 0 : latencies.back()) / 1e6, latencies.size());
+  std::printf("  fast clients with every event once, in order: %d of %d; clients dropped: %llu\n",
+              latency_complete, clients, static_cast<unsigned long long>(latency_dropped));
+  std::printf(
+      "resident memory: %ld MiB at start, %ld MiB after training, %ld MiB half-way through the latency run, "
+      "%ld MiB at its end\n",
+      rss_start / 1024, rss_training / 1024, rss_half / 1024, rss_latency / 1024);
+  return training_complete == clients && latency_complete == clients ? 0 : 1;
+}
