@@ -9,8 +9,10 @@
 //   and, for both, whether every fast client received every event exactly once in order, how many
 //   clients were dropped, and the process's resident memory.
 //
-//   OPENBLAS_NUM_THREADS=1 build/release/bench/dashboard_load [--rounds 10] [--steps 20]
+//   OPENBLAS_NUM_THREADS=1 build/release/bench/dashboard_load [--rounds 10] [--steps 20] [--clients 100]
+//                                                             [--events 5000] [--flush-ms 100]
 #include <arpa/inet.h>
+#include <pthread.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -22,6 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -40,6 +43,18 @@ using Clock = std::chrono::steady_clock;
 double now_ns() {
   return double(
       std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count());
+}
+
+// CPU time of the calling thread and of the whole process, in ms.
+double thread_cpu_ms() {
+  timespec t{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) * 1e3 + double(t.tv_nsec) / 1e6;
+}
+double process_cpu_ms() {
+  timespec t{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return double(t.tv_sec) * 1e3 + double(t.tv_nsec) / 1e6;
 }
 
 long rss_kib() {
@@ -80,11 +95,18 @@ struct Reader {
   const std::vector<std::atomic<double>>* sent = nullptr;
   std::atomic<bool> stop{false};
   std::thread thread;
+  clockid_t cpu_clock{};
 
   void start(int port, const std::vector<std::atomic<double>>* send_times) {
     sent = send_times;
     fd = connect_to(port, 0);
     thread = std::thread([this] { loop(); });
+    ::pthread_getcpuclockid(thread.native_handle(), &cpu_clock);
+  }
+  double cpu_ms() const {
+    timespec t{};
+    ::clock_gettime(cpu_clock, &t);
+    return double(t.tv_sec) * 1e3 + double(t.tv_nsec) / 1e6;
   }
   void loop() {
     std::string buffer;
@@ -167,7 +189,7 @@ int complete_readers(const std::vector<std::unique_ptr<Reader>>& readers, std::u
 }  // namespace
 
 int main(int argc, char** argv) {
-  int rounds = 10, steps = 20, clients = 100, events = 5000, rate = 1000;
+  int rounds = 10, steps = 20, clients = 100, events = 5000, rate = 1000, flush_ms = 100;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const int value = std::atoi(argv[i + 1]);
@@ -175,21 +197,27 @@ int main(int argc, char** argv) {
     if (flag == "--steps") steps = value;
     if (flag == "--clients") clients = value;
     if (flag == "--events") events = value;
+    if (flag == "--flush-ms") flush_ms = value;  // DashboardOptions::flush_interval; 0: a write per event
   }
-  if (rounds < 1 || steps < 2 || clients < 1 || events < 1) {
-    std::fprintf(stderr, "dashboard_load: --rounds, --steps, --clients and --events must be positive\n");
+  if (rounds < 1 || steps < 2 || clients < 0 || events < 1 || flush_ms < 0) {
+    std::fprintf(stderr, "dashboard_load: --rounds, --steps and --events must be positive, --clients at least 0\n");
     return 2;
   }
   const long rss_start = rss_kib();
 
   // 1. Training: one model, blocks of steps with and without the dashboard, alternating.
   std::vector<double> ratios, off_ms, on_ms;
+  // CPU per step: the training thread's, and every other thread's (the Session's queue, the
+  // dashboard's and the clients' threads), each block from its first step until its events were
+  // read. Unlike the step's wall time, these do not depend on what else the machine runs.
+  std::vector<double> train_cpu[2], other_cpu[2], reader_cpu[2];
   std::uint64_t training_dropped = 0;
   int training_complete = 0;
   long rss_training = 0;
   {
     tfdebug::serve::DashboardOptions options;
     options.port = 0;
+    options.flush_interval = std::chrono::milliseconds(flush_ms);
     options.log = [](const std::string&) {};
     auto dashboard = tfdebug::serve::Dashboard::start(options);
     const int stalled = connect_to(dashboard->port(), 4096);
@@ -210,6 +238,12 @@ int main(int argc, char** argv) {
       tfdebug::Session session(run);
       if (on) session.add_sink(dashboard);
       std::vector<double> times;
+      const auto readers_cpu = [&] {
+        double sum = 0;
+        for (const auto& r : readers) sum += r->cpu_ms();
+        return sum;
+      };
+      const double thread0 = thread_cpu_ms(), process0 = process_cpu_ms(), readers0 = readers_cpu();
       {
         auto debug = tfdebug::torch::attach(session, trainer.model());
         for (int s = 0; s < steps; ++s, ++step) {
@@ -222,6 +256,11 @@ int main(int argc, char** argv) {
       session.finish();
       // The clients read the run's end event before the next block starts timing.
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      const double train = thread_cpu_ms() - thread0, all = process_cpu_ms() - process0,
+                   read = readers_cpu() - readers0;
+      train_cpu[on].push_back(train / steps);
+      other_cpu[on].push_back((all - train - read) / steps);
+      reader_cpu[on].push_back(read / steps);
       return median(times);
     };
     block(false);  // warm-up: LibTorch's first steps, the allocator, the page of each client
@@ -256,6 +295,7 @@ int main(int argc, char** argv) {
   {
     tfdebug::serve::DashboardOptions options;
     options.port = 0;
+    options.flush_interval = std::chrono::milliseconds(flush_ms);
     options.log = [](const std::string&) {};
     auto dashboard = tfdebug::serve::Dashboard::start(options);
     std::vector<std::atomic<double>> sent(static_cast<std::size_t>(events));
@@ -296,13 +336,17 @@ int main(int argc, char** argv) {
   std::vector<double> sorted_ratios = ratios;
   std::sort(sorted_ratios.begin(), sorted_ratios.end());
 
-  std::printf("dashboard_load: %d clients + 1 stalled, loopback\n", clients);
+  std::printf("dashboard_load: %d clients + 1 stalled, loopback, flush interval %d ms\n", clients, flush_ms);
   std::printf("training (demo model, diagnose, %d rounds x %d steps each way, paired, alternating):\n",
               rounds, steps);
   std::printf("  step: %.2f ms without the dashboard, %.2f ms with it (medians of the rounds)\n",
               median(off_ms), median(on_ms));
   std::printf("  ratio with/without: median %.3fx (range %.3f-%.3f)\n", median(ratios), sorted_ratios.front(),
               sorted_ratios.back());
+  std::printf("  CPU per step (medians of the blocks), without / with: training thread %.3f / %.3f ms; the "
+              "server's threads %.3f / %.3f ms; the %d reading clients %.3f / %.3f ms\n",
+              median(train_cpu[0]), median(train_cpu[1]), median(other_cpu[0]), median(other_cpu[1]), clients,
+              median(reader_cpu[0]), median(reader_cpu[1]));
   std::printf("  fast clients with every event once, in order: %d of %d; clients dropped: %llu\n",
               training_complete, clients, static_cast<unsigned long long>(training_dropped));
   std::printf("latency (%d step events at %d/s):\n", events, rate);

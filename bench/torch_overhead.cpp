@@ -11,7 +11,8 @@
 // --model: demo (the default: the demo's model at two sizes), mlp, cnn, encoder, gru, sigmoid,
 // or zoo (each of the five). --modes picks the modes to run, comma separated, from: off, floor,
 // watch-null, watch, diagnose-null, diagnose, anomaly, profiler, profiler-no-memory ("off"
-// always runs: the ratios are to it; also watch-metrics, watch-slow-sink, diagnose-breakpoints).
+// always runs: the ratios are to it; also watch-metrics, watch-slow-sink, diagnose-breakpoints,
+// diagnose-metrics: diagnose with a sink that wants step metrics, as the live dashboard does).
 // Default: all but the two profiler modes.
 #include <ATen/Parallel.h>
 #include <ATen/record_function.h>
@@ -88,12 +89,14 @@ enum class Mode {
   profiler_no_memory,
   watch_metrics,
   watch_slow_sink,
-  diagnose_breakpoints
+  diagnose_breakpoints,
+  diagnose_metrics
 };
 constexpr Mode kModes[] = {Mode::off,           Mode::floor,           Mode::watch_null,
                            Mode::watch,         Mode::diagnose_null,   Mode::diagnose,
                            Mode::anomaly,       Mode::profiler,        Mode::profiler_no_memory,
-                           Mode::watch_metrics, Mode::watch_slow_sink, Mode::diagnose_breakpoints};
+                           Mode::watch_metrics, Mode::watch_slow_sink, Mode::diagnose_breakpoints,
+                           Mode::diagnose_metrics};
 // Names for --modes.
 const char* mode_key(Mode m) {
   switch (m) {
@@ -121,6 +124,8 @@ const char* mode_key(Mode m) {
       return "watch-slow-sink";
     case Mode::diagnose_breakpoints:
       return "diagnose-breakpoints";
+    case Mode::diagnose_metrics:
+      return "diagnose-metrics";
   }
   return "?";
 }
@@ -150,6 +155,8 @@ const char* mode_name(Mode m) {
       return "watch + 20 ms/event sink";
     case Mode::diagnose_breakpoints:
       return "diagnose + unhit breakpoints";
+    case Mode::diagnose_metrics:
+      return "diagnose + metrics sink";
   }
   return "?";
 }
@@ -296,12 +303,13 @@ void measure(const Subject& subject, int rounds, std::int64_t steps) {
     if (mode == Mode::watch_null) r.sink = std::make_unique<NullSink>(tfdebug::Tier::watch);
     if (mode == Mode::diagnose_null) r.sink = std::make_unique<NullSink>(tfdebug::Tier::diagnose);
     if (mode == Mode::watch || mode == Mode::diagnose || mode == Mode::watch_metrics ||
-        mode == Mode::watch_slow_sink || mode == Mode::diagnose_breakpoints) {
+        mode == Mode::watch_slow_sink || mode == Mode::diagnose_breakpoints || mode == Mode::diagnose_metrics) {
       tfdebug::RunConfig run;  // every rule at its default; no run directory
-      run.tier = mode == Mode::diagnose || mode == Mode::diagnose_breakpoints ? tfdebug::Tier::diagnose
-                                                                              : tfdebug::Tier::watch;
+      run.tier = mode == Mode::diagnose || mode == Mode::diagnose_breakpoints || mode == Mode::diagnose_metrics
+                     ? tfdebug::Tier::diagnose
+                     : tfdebug::Tier::watch;
       auto session = std::make_unique<tfdebug::Session>(run);
-      if (mode == Mode::watch_metrics || mode == Mode::watch_slow_sink)
+      if (mode == Mode::watch_metrics || mode == Mode::watch_slow_sink || mode == Mode::diagnose_metrics)
         session->add_sink(std::make_shared<MetricsSink>(mode == Mode::watch_slow_sink));
       if (mode == Mode::diagnose_breakpoints) {
         // tfdebug::ide's Debugger with breakpoints that the demo never hits (docs/debugger.md): what

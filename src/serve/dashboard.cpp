@@ -143,9 +143,13 @@ struct Dashboard::State {
     clients_served.fetch_add(1, std::memory_order_relaxed);
     res.set_header("X-Accel-Buffering", "no");
     const auto heartbeat = options.heartbeat;
+    const auto flush_interval = options.flush_interval;
+    // Note [Streaming that cannot hurt training]: one write per flush interval at most.
+    auto last_write = std::make_shared<std::chrono::steady_clock::time_point>();
     res.set_chunked_content_provider(
         "text/event-stream",
-        [client, heartbeat](std::size_t, httplib::DataSink& sink) {
+        [client, heartbeat, flush_interval, last_write](std::size_t, httplib::DataSink& sink) {
+          if (flush_interval.count() > 0) std::this_thread::sleep_until(*last_write + flush_interval);
           std::vector<detail::Frame> frames;
           switch (client->take(frames, heartbeat)) {
             case detail::StreamClient::Wait::closed:
@@ -157,9 +161,10 @@ struct Dashboard::State {
             case detail::StreamClient::Wait::frames:
               break;
           }
-          for (const detail::Frame& frame : frames)
-            if (!sink.write(frame->data(), frame->size())) return false;
-          return true;
+          std::string block;
+          detail::StreamClient::join(frames, block);
+          *last_write = std::chrono::steady_clock::now();
+          return sink.write(block.data(), block.size());
         },
         [this, client](bool) {
           std::lock_guard lock(mutex);

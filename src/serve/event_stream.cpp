@@ -16,6 +16,14 @@ namespace tfdebug::serve::detail {
 // backlog still holds every later event, the client resumes where it stopped; otherwise it gets a
 // fresh snapshot. The snapshot and the registration happen under the dashboard's lock that also
 // orders publish, so a new client sees every event after its snapshot exactly once, in order.
+//
+// Writes are coalesced: a client's thread that has just written does not wait for the next event
+// but sleeps until DashboardOptions::flush_interval has passed, then takes everything that queued
+// meanwhile and writes it as one chunk. An event after a quiet spell goes out at once; during a
+// burst (the demo's 200 steps a second) each client costs one wake-up and one socket write per
+// interval instead of one per event. Without this, 100 clients' threads made 20,000 writes a
+// second and took the cores the training thread needed (docs/performance.md, "The live
+// dashboard"). push() signals only a thread that is waiting, so a sleeping one costs nothing.
 std::string sse_frame(std::uint64_t id, const std::string& json) {
   // JSON from nlohmann's dump has no raw newline: one data line.
   std::string frame = "id: " + std::to_string(id) + "\ndata: ";
@@ -27,6 +35,7 @@ std::string sse_frame(std::uint64_t id, const std::string& json) {
 
 bool StreamClient::push(const Frame& frame) {
   bool kept = true;
+  bool wake = false;
   {
     std::lock_guard lock(mutex_);
     if (dropped_) return false;
@@ -38,19 +47,29 @@ bool StreamClient::push(const Frame& frame) {
     } else {
       queue_.push_back(frame);
     }
+    wake = waiting_ || !kept;
   }
-  ready_.notify_one();
+  if (wake) ready_.notify_one();
   return kept;
 }
 
 StreamClient::Wait StreamClient::take(std::vector<Frame>& out, std::chrono::milliseconds timeout) {
   std::unique_lock lock(mutex_);
+  waiting_ = true;
   ready_.wait_for(lock, timeout, [&] { return !queue_.empty() || closed_ || dropped_; });
+  waiting_ = false;
   if (dropped_) return Wait::closed;
   if (queue_.empty()) return closed_ ? Wait::closed : Wait::idle;
   out.assign(queue_.begin(), queue_.end());
   queue_.clear();
   return Wait::frames;
+}
+
+void StreamClient::join(const std::vector<Frame>& frames, std::string& out) {
+  std::size_t size = out.size();
+  for (const Frame& frame : frames) size += frame->size();
+  out.reserve(size);
+  for (const Frame& frame : frames) out += *frame;
 }
 
 void StreamClient::close() {

@@ -30,6 +30,8 @@ class StreamClient {
   // Takes what is queued, waiting at most `timeout` for something. `closed` once the client was
   // dropped or the stream closed, after what was queued before that was taken.
   Wait take(std::vector<Frame>& out, std::chrono::milliseconds timeout);
+  // Appends what take() returns as one block of text: the frames go to the socket in one write.
+  static void join(const std::vector<Frame>& frames, std::string& out);
   void close();
   bool dropped() const;
 
@@ -38,6 +40,7 @@ class StreamClient {
   std::condition_variable ready_;
   std::deque<Frame> queue_;
   std::size_t capacity_;
+  bool waiting_ = false;  // the server's thread waits in take(): push wakes it
   bool dropped_ = false;
   bool closed_ = false;
 };

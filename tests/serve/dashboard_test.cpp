@@ -5,6 +5,8 @@
 
 #include <atomic>
 #include <cmath>
+#include <optional>
+#include <string>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -200,6 +202,57 @@ TEST(Dashboard, StalledClientIsDroppedAndFastClientGetsEveryEventInOrder) {
   EXPECT_EQ(stats.dropped_clients, 1u);
   EXPECT_EQ(stats.clients, 1u);
   EXPECT_EQ(logged.load(), 1);
+}
+
+// The body's next HTTP chunk, read from the raw stream (`at` past the response head); nullopt on
+// the socket's timeout. The dashboard writes each take() of a client's queue as one chunk.
+std::optional<std::string> next_chunk(testing::Socket& socket, std::string& raw, std::size_t& at) {
+  while (true) {
+    const std::size_t eol = raw.find("\r\n", at);
+    if (eol != std::string::npos) {
+      const std::size_t size = std::stoul(raw.substr(at, eol - at), nullptr, 16);
+      if (raw.size() >= eol + 2 + size + 2) {
+        at = eol + 2 + size + 2;
+        return raw.substr(eol + 2, size);
+      }
+    }
+    if (!socket.receive(raw)) return std::nullopt;
+  }
+}
+
+int events_in(const std::string& chunk) {
+  int n = 0;
+  for (std::size_t at = chunk.find("id: "); at != std::string::npos; at = chunk.find("\nid: ", at + 1)) ++n;
+  return n;
+}
+
+TEST(Dashboard, BurstOfEventsGoesOutAsOneWritePerFlushInterval) {
+  auto dash = Dashboard::start(quiet({.flush_interval = std::chrono::milliseconds(1500)}));
+  testing::Socket socket(dash->port());
+  socket.send_all("GET /events HTTP/1.1\r\nHost: localhost:" + std::to_string(dash->port()) + "\r\n\r\n");
+  std::string raw;
+  while (raw.find("\r\n\r\n") == std::string::npos) ASSERT_TRUE(socket.receive(raw));
+  std::size_t at = raw.find("\r\n\r\n") + 4;
+  const auto snapshot = next_chunk(socket, raw, at);
+  ASSERT_TRUE(snapshot);
+  EXPECT_EQ(events_in(*snapshot), 1);
+  EXPECT_NE(snapshot->find("\"kind\":\"snapshot\""), std::string::npos);
+  // 30 events within the interval that follows the snapshot's write: one chunk holds them all,
+  // whole and in order.
+  for (int i = 0; i < 30; ++i) dash->on_step(step_metrics(i, 1.0));
+  const auto burst = next_chunk(socket, raw, at);
+  ASSERT_TRUE(burst);
+  EXPECT_EQ(events_in(*burst), 30);
+  EXPECT_EQ(burst->substr(0, 6), "id: 1\n");  // the snapshot was id 0
+  EXPECT_NE(burst->find("id: 30\ndata: "), std::string::npos);
+  EXPECT_EQ(burst->substr(burst->size() - 2), "\n\n");
+  // After a quiet interval an event goes out alone.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1600));
+  dash->on_finding(nan_finding(30));
+  const auto alone = next_chunk(socket, raw, at);
+  ASSERT_TRUE(alone);
+  EXPECT_EQ(events_in(*alone), 1);
+  EXPECT_NE(alone->find("\"kind\":\"finding\""), std::string::npos);
 }
 
 TEST(Dashboard, IdleStreamGetsHeartbeats) {

@@ -56,6 +56,10 @@ struct DashboardOptions {
   std::size_t max_modules = 100;               // modules in the per-module charts (first seen first)
   std::size_t max_findings = 10000;            // findings kept (a Session dedupes them: far fewer come)
   std::chrono::milliseconds heartbeat{15000};  // a comment line on an idle stream
+  // A client's events are written at most once per interval, those that came meanwhile together
+  // in one write: the cost of 100 open pages to the training stays small at hundreds of events a
+  // second. An event after a quiet interval goes out at once. 0: every event is written alone.
+  std::chrono::milliseconds flush_interval{100};
   std::chrono::seconds write_timeout{5};       // a socket write that blocks longer closes the client
   // Where "client dropped" and other one-line notices go; empty: standard error.
   std::function<void(const std::string&)> log;
