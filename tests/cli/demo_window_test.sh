@@ -10,7 +10,7 @@ require protoc
 
 "$tfdebug" demo --fault log --steps 100 --every 0 --trace-window 3 --out "$work/w" >"$work/w.txt"
 check "demo --trace-window exits 1 (the log fault is an error-level finding)" test $? -eq 1
-for f in report.json trace.json trace.perfetto-trace profile.speedscope.json; do
+for f in report.json trace.json trace.perfetto-trace profile.speedscope.json profile.json; do
   check "writes $f" test -s "$work/w/$f"
 done
 check "trace.json: exactly the steps around report.json's first error, and the anomaly inside its step" \
@@ -42,6 +42,17 @@ assert proc["args"]["name"] == "tfdebug torch profile: steps %d-%d around step %
 out = open(sys.argv[3]).read()
 assert "trace window: steps %d-%d around step %d (%s)" % (s - 3, s + 1, s, what) in out, out
 PY
+check "profile.json: the run's op profile, a time per step for each op over all 100 steps (what the report and dashboard show)" \
+  $py - "$work/w/profile.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+assert p["format"] == "tfdebug-profile", p.get("format")
+series = {s["op"]: s["step_self_ns"] for s in p["series"]}
+assert "aten::mm" in series and all(len(v) == 100 for v in series.values()), {k: len(v) for k, v in series.items()}
+assert any(r["op"] == "aten::log" for r in p["ops"]), [r["op"] for r in p["ops"]][:20]
+PY
+"$tfdebug" demo --steps 6 --profile --serve 0 --out "$work/p" 2>"$work/err.txt" >/dev/null
+check "--serve with --profile exits 2 and names --trace-window" bash -c "test $? -eq 2 && grep -q -- '--trace-window' '$work/err.txt'"
 "$tfdebug" trace "$work/w/trace.json" --json --top 100000 >"$work/summary.json"
 check "tfdebug trace: five step slices of one call each, ops, and the window's evictions" $py - "$work/summary.json" <<'PY'
 import json, sys

@@ -108,7 +108,10 @@ int run_demo(const DemoOptions& options) {
     throw Error("--trace-window needs --out DIR and cannot be combined with --profile");
   if (options.serve < -1 || options.serve > 65535)
     throw Error("--serve: expected a port, 0-65535 (0: any free one)");
-  if (options.serve >= 0 && options.profile) throw Error("--serve cannot be combined with --profile");
+  if (options.serve >= 0 && options.profile)
+    throw Error(
+        "--serve shows a diagnosed run, which --profile does not run: use --trace-window K --out DIR (the "
+        "page shows the profile of the steps around the first error)");
   if (options.serve < 0 && options.host != "127.0.0.1") throw Error("--host needs --serve PORT");
   if (options.step_delay_ms < 0 || options.step_delay_ms > 60000)
     throw Error("--step-delay-ms: expected 0-60000");

@@ -161,6 +161,9 @@ void train_with_trace_window(const demo::DemoConfig& config, demo::DemoTrainer& 
   write_file(dir / "trace.json", [&](std::ostream& out) { write_chrome_trace(p.trace, out); });
   write_file(dir / "trace.perfetto-trace", [&](std::ostream& out) { write_perfetto_trace(p.trace, out); });
   write_file(dir / "profile.speedscope.json", [&](std::ostream& out) { write_speedscope(p.trace, out); });
+  // The report page and the live dashboard show the profile from this file (docs/html-report.md).
+  write_file(dir / "profile.json",
+             [&](std::ostream& out) { out << json_text(profile_to_json(p, kTopOps), 1) << '\n'; });
   std::size_t events = 0;
   for (const auto& thread : p.trace.threads) events += thread.events.size();
   if (p.window.first_step < 0) {
@@ -174,7 +177,7 @@ void train_with_trace_window(const demo::DemoConfig& config, demo::DemoTrainer& 
                 static_cast<long long>(p.window.first_step), static_cast<long long>(p.window.last_step),
                 events);
   }
-  std::printf("wrote %s: trace.json (Chrome), trace.perfetto-trace, profile.speedscope.json\n",
+  std::printf("wrote %s: trace.json (Chrome), trace.perfetto-trace, profile.speedscope.json, profile.json\n",
               options.out.c_str());
 }
 

@@ -16,10 +16,13 @@ namespace tfdebug::cli {
 // NaN "-nan" on glibc). Defined in cmd_demo.cpp.
 std::string loss_text(double loss);
 
+// Ops listed per layer in profile.json and the printed table.
+inline constexpr std::size_t kTopOps = 8;
+
 struct DemoProfileOptions {
   std::int64_t warmup = 3;
   std::int64_t steps = 5;
-  std::size_t top = 8;
+  std::size_t top = kTopOps;
   std::string out;  // directory for trace.json, trace.perfetto-trace, profile.speedscope.json, flame.svg,
                     // profile.json
 };
@@ -28,7 +31,8 @@ struct DemoTraceWindowOptions {
   std::int64_t before = 3;  // steps kept before the first error's step
   std::int64_t after = 1;   // and after it
   std::int64_t every = 20;  // print the loss every N steps (0: never)
-  std::string out;          // directory for trace.json, trace.perfetto-trace, profile.speedscope.json
+  std::string out;          // directory for trace.json, trace.perfetto-trace, profile.speedscope.json,
+                            // profile.json
 };
 
 // `tfdebug demo --trace-window K`: trains with the adapter attached to `session` and a step-windowed
