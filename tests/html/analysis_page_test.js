@@ -9,45 +9,17 @@
 "use strict";
 const path = require("path");
 const fs = require("fs");
-const { chromium } = require("playwright-core");
+const browserTest = require("./browser");
 
 const work = process.argv[2];
 const shots = process.argv[3];
-let passed = 0;
-let failed = 0;
+const { check, fail, finish } = browserTest.checks();
 
-function check(name, ok, detail) {
-  if (ok) passed++;
-  else {
-    failed++;
-    console.log("FAIL: " + name + (detail !== undefined ? " (got " + JSON.stringify(detail) + ")" : ""));
-  }
-}
+const open = (browser, file) => browserTest.open(browser, browserTest.fileUrl(work, file));
 
-async function open(browser, file) {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  const problems = [];
-  const url = "file://" + path.resolve(work, file);
-  page.on("console", (m) => problems.push("console " + m.type() + ": " + m.text()));
-  page.on("pageerror", (e) => problems.push("page error: " + e.message));
-  page.on("request", (r) => {
-    if (r.url() !== url && !r.url().startsWith("data:")) problems.push("request: " + r.url());
-  });
-  await page.goto(url);
-  await page.waitForLoadState("load");
-  return { page, problems };
-}
-
-// A screenshot of an element in page coordinates (the sticky header stays at the page's top).
+// A screenshot of a section, when screenshots were asked for.
 async function shot(page, selector, file) {
-  if (!shots) return;
-  await page.evaluate(() => window.scrollTo(0, 0));
-  const r = await page.locator(selector).evaluate((n) => {
-    const b = n.getBoundingClientRect();
-    return { x: b.left, y: b.top + window.scrollY, height: b.height };
-  });
-  await page.screenshot({ path: path.join(shots, file), fullPage: true,
-    clip: { x: Math.max(0, r.x - 12), y: r.y - 8, width: 1280 - 2 * Math.max(0, r.x - 12), height: Math.min(r.height + 16, 1100) } });
+  if (shots) await browserTest.shot(page, selector, path.join(shots, file), { margin: 12 });
 }
 
 const json = (name) => JSON.parse(fs.readFileSync(path.join(work, name), "utf8"));
@@ -121,15 +93,13 @@ async function ownPage(browser) {
 }
 
 (async () => {
-  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--no-sandbox"] });
+  const browser = await browserTest.launch();
   try {
     await runPage(browser);
     await ownPage(browser);
   } catch (e) {
-    failed++;
-    console.log("FAIL: " + e.stack);
+    fail(e);
   }
   await browser.close();
-  console.log(`analysis pages: ${passed} passed, ${failed} failed`);
-  process.exit(failed ? 1 : 0);
+  finish("analysis pages");
 })();

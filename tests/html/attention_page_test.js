@@ -11,35 +11,19 @@
 "use strict";
 const path = require("path");
 const fs = require("fs");
-const { chromium } = require("playwright-core");
+const browserTest = require("./browser");
 
 const work = process.argv[2];
 const shots = process.argv[3];
-let passed = 0;
-let failed = 0;
-function check(name, ok, detail) {
-  if (ok) passed++;
-  else {
-    failed++;
-    console.log("FAIL: " + name + (detail !== undefined ? " (got " + JSON.stringify(detail) + ")" : ""));
-  }
-}
+const { check, finish } = browserTest.checks();
 
 (async () => {
   const json = JSON.parse(fs.readFileSync(path.join(work, "out.json"), "utf8"));
   const n = json.tokens.length;
   const H = json.heads;
-  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--headless", "--no-sandbox", "--disable-gpu"] });
-  const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
-  const problems = [];
-  const url = "file://" + path.resolve(work, "attention.html");
-  page.on("console", (m) => problems.push("console " + m.type() + ": " + m.text()));
-  page.on("pageerror", (e) => problems.push("page error: " + e.message));
-  page.on("request", (r) => {
-    if (r.url() !== url) problems.push("request: " + r.url());
-  });
-  await page.goto(url);
-  await page.waitForLoadState("load");
+  const browser = await browserTest.launch();
+  const url = browserTest.fileUrl(work, "attention.html");
+  const { page, problems } = await browserTest.open(browser, url, { width: 1100, allowed: (u) => u === url });
 
   // Layer 0, every head: one line per weight >= 0.01, each with the JSON's weight (6 digits).
   const expected = [];
@@ -101,8 +85,7 @@ function check(name, ok, detail) {
   }
   check("no console message, page error or request", problems.length === 0, problems);
   await browser.close();
-  console.log(`attention page: ${passed} passed, ${failed} failed`);
-  process.exit(failed === 0 ? 0 : 1);
+  finish("attention page");
 })().catch((e) => {
   console.log("FAIL: " + e.stack);
   process.exit(1);

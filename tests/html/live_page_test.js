@@ -11,36 +11,21 @@
 // the first error, and the model graph the end of the run. With SCREENSHOT_DIR, the
 // screenshots of docs/dashboard.md are written there.
 "use strict";
-const { chromium } = require("playwright-core");
+const browserTest = require("./browser");
 
 const url = process.argv[2];
 const shots = process.argv[3];
 const origin = new URL(url).origin;
-let passed = 0;
-let failed = 0;
-
-function check(name, ok, detail) {
-  if (ok) passed++;
-  else {
-    failed++;
-    console.log("FAIL: " + name + (detail !== undefined ? " (got " + JSON.stringify(detail) + ")" : ""));
-  }
-}
+const { check, finish } = browserTest.checks();
 
 // Points of the loss chart: a circle per finite step, a band per NaN step.
 const lossPoints = (page) => page.locator('[data-chart="loss"] circle, [data-chart="loss"] .nan-gap').count();
 
 async function main() {
-  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--headless", "--no-sandbox", "--disable-gpu"] });
+  const browser = await browserTest.launch();
   try {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    const problems = [];
-    page.on("console", (m) => problems.push("console " + m.type() + ": " + m.text()));
-    page.on("pageerror", (e) => problems.push("page error: " + e.message));
-    page.on("request", (r) => {
-      if (new URL(r.url()).origin !== origin) problems.push("request: " + r.url());
-    });
-    await page.goto(url);
+    // The page and its event stream come from the dashboard itself; nothing from anywhere else.
+    const { page, problems } = await browserTest.open(browser, url, { allowed: (u) => new URL(u).origin === origin });
     // When each event reached the page, and when the NaN finding was first on screen.
     await page.waitForFunction(() => TF.liveSource && TF.data && TF.data.run, null, { timeout: 30000 });
     await page.evaluate(() => {
@@ -114,8 +99,7 @@ async function main() {
   } finally {
     await browser.close();
   }
-  console.log("live_page_test: " + passed + " passed, " + failed + " failed");
-  process.exit(failed ? 1 : 0);
+  finish("live_page_test");
 }
 
 main().catch((e) => {

@@ -11,39 +11,18 @@
 "use strict";
 const path = require("path");
 const fs = require("fs");
-const { chromium } = require("playwright-core");
+const browserTest = require("./browser");
 
 const work = process.argv[2];
 const shots = process.argv[3];
-let passed = 0;
-let failed = 0;
+const { check, fail, finish } = browserTest.checks();
 
-function check(name, ok, detail) {
-  if (ok) passed++;
-  else {
-    failed++;
-    console.log("FAIL: " + name + (detail !== undefined ? " (got " + JSON.stringify(detail) + ")" : ""));
-  }
-}
-
-// Opens `file`, recording everything that must not happen; returns {page, problems, loadMs}.
+// Opens `file`: {page, problems, loadMs}. No request but the file itself, not even a data: URL.
 async function open(browser, file, width) {
-  const page = await browser.newPage({ viewport: { width: width || 1280, height: 900 } });
-  const problems = [];
-  const url = "file://" + path.resolve(work, file);
-  page.on("console", (m) => problems.push("console " + m.type() + ": " + m.text()));
-  page.on("pageerror", (e) => problems.push("page error: " + e.message));
-  page.on("dialog", (d) => {
-    problems.push("dialog: " + d.message());
-    d.dismiss();
-  });
-  page.on("request", (r) => {
-    if (r.url() !== url) problems.push("request: " + r.url());
-  });
-  await page.goto(url);
-  await page.waitForLoadState("load");
-  const loadMs = await page.evaluate(() => performance.getEntriesByType("navigation")[0].loadEventEnd);
-  return { page, problems, loadMs };
+  const url = browserTest.fileUrl(work, file);
+  const opened = await browserTest.open(browser, url, { width: width || 1280, allowed: (u) => u === url });
+  const loadMs = await opened.page.evaluate(() => performance.getEntriesByType("navigation")[0].loadEventEnd);
+  return { ...opened, loadMs };
 }
 
 // Moves the pointer onto a chart's point (the chart's transparent overlay takes the events, as
@@ -54,15 +33,8 @@ async function hoverPoint(page, locator) {
   await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
 }
 
-// A screenshot of a section, in page coordinates (the sticky header stays at the page's top).
-async function pageShot(page, selector, file, maxHeight) {
-  await page.evaluate(() => window.scrollTo(0, 0));
-  const r = await page.locator(selector).evaluate((n) => {
-    const b = n.getBoundingClientRect();
-    return { y: b.top + window.scrollY, height: b.height };
-  });
-  await page.screenshot({ path: file, fullPage: true, clip: { x: 0, y: r.y - 8, width: 1280, height: Math.min(r.height + 16, maxHeight) } });
-}
+// A screenshot of a section, the page's whole width, at most `maxHeight` pixels high.
+const pageShot = (page, selector, file, maxHeight) => browserTest.shot(page, selector, file, { maxHeight });
 
 const text = (page, selector) => page.locator(selector).first().textContent();
 const tip = (page, chart) => page.locator(`[data-chart="${chart}"] .tip`).textContent();
@@ -267,7 +239,7 @@ async function graphPages(browser) {
 }
 
 (async () => {
-  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--headless", "--no-sandbox", "--disable-gpu"] });
+  const browser = await browserTest.launch();
   try {
     await runPage(browser);
     await killedPage(browser);
@@ -275,10 +247,8 @@ async function graphPages(browser) {
     await bigPage(browser);
     await graphPages(browser);
   } catch (e) {
-    failed++;
-    console.log("FAIL: " + e.stack);
+    fail(e);
   }
   await browser.close();
-  console.log("html report pages: " + passed + " passed, " + failed + " failed");
-  process.exit(failed ? 1 : 0);
+  finish("html report pages");
 })();
