@@ -109,4 +109,9 @@ expect_usage "robust --model demo --perturb gaussian" "token-masking" robust --m
 expect_usage "robust --model demo --certify" "token ids" robust --model demo --input "$data" --certify
 expect_usage "--attack hotflip on a TorchScript file" "demo" attack --model x.pt --input x.npy --attack hotflip
 
+"$tfdebug" attack --help >"$work/help.txt"
+for word in hotflip --max-changes --candidates "or demo"; do
+  check "attack --help lists $word" grep -q -- "$word" "$work/help.txt"
+done
+
 finish "demo_tokens"

@@ -62,4 +62,9 @@ check "... with one line naming the layers" bash -c "[ \$(wc -l <'$work/err1.txt
 check "--layer without --edge-cases exits 2" test $? -eq 2
 check "... with one line" bash -c "[ \$(wc -l <'$work/err2.txt') -eq 1 ] && grep -q 'add --edge-cases' '$work/err2.txt'"
 
+"$tfdebug" robust --help >"$work/help.txt"
+for word in --layer --coverage-threshold --mask-id --vocabulary; do
+  check "robust --help lists $word" grep -q -- "$word" "$work/help.txt"
+done
+
 finish "edge_layer"
