@@ -65,6 +65,23 @@ done <"$work/adv.txt"
 before=$($py -c "import json, sys; print(json.load(open(sys.argv[1]))['predicted_before'][0])" "$work/free.json")
 check "explain --model demo predicts $before for the first clean sequence" test "$(next_token "6 3 7 11 1 2 14 9 0 6 3 7 12")" = "$before"
 
+# The attack's page (--html): chromium renders each adversarial sequence with its changed positions.
+"$tfdebug" attack --model demo --input "$free" --max-changes 2 --candidates 20 --html "$work/attack.html" >/dev/null 2>&1
+check "attack --model demo --html exits 0" test $? -eq 0
+if [ -x /usr/bin/chromium ]; then
+  timeout 120 /usr/bin/chromium --headless --no-sandbox --disable-gpu --dump-dom "file://$work/attack.html" \
+    2>/dev/null >"$work/attack_dom.html"
+  check "the page shows every adversarial sequence and its changed positions" $py - "$work/free.json" "$work/attack_dom.html" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+dom = open(sys.argv[2]).read()
+assert "adversarial sequence (changed positions)" in dom
+for adv, where in zip(j["adversarial"], j["positions"]):
+    text = " ".join(map(str, adv)) + (" (" + ", ".join(map(str, where)) + ")" if where else "")
+    assert text in dom, text
+PY
+fi
+
 "$tfdebug" robust --model demo --input "$data" --samples 10 --seed 3 --json >"$work/robust.json"
 check "robust --model demo --json exits 0" test $? -eq 0
 first=$(grep -v '^#' "$data" | head -1)
