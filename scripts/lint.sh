@@ -21,10 +21,11 @@ mapfile -t kernels < <(git grep -l 'define HWY_TARGET_INCLUDE' -- 'src/*.cpp')
 # The interpretability models over LibTorch (interpret_model.cpp, rule_model.cpp,
 # rule_parameter_paths.cpp, torch_layer_model.cpp and the torchscript_*_model.cpp files) reach
 # the same IValue-in-std::vector instantiation through ATen's op and autograd headers.
+# tools/tfdebug/demo_target.cpp (the demo's one-hot gradients for tfdebug attack) too.
 unparsed=(tools/tfdebug/demo/demo_model.cpp tools/tfdebug/demo/zoo.cpp tools/tfdebug/graph_demo.cpp
   src/torch/torchscript_model.cpp src/torch/interpret_model.cpp src/torch/rule_model.cpp
   src/torch/rule_parameter_paths.cpp src/torch/torch_layer_model.cpp src/torch/torchscript_layer_model.cpp src/torch/torchscript_attention_model.cpp
-  src/torch/torchscript_rule_model.cpp)
+  src/torch/torchscript_rule_model.cpp tools/tfdebug/demo_target.cpp)
 # attention_capture.cpp: bugprone-forward-declaration-namespace fires on caffe2::Tensor inside
 # LibTorch's own ATen/core/blob.h in this TU; it is checked with that one check off.
 relaxed=(src/torch/attention_capture.cpp)

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analysis_output.hpp"
+#include "attack_tokens.hpp"
 #include "cli_input.hpp"
 #include "commands.hpp"
 #include "json_output.hpp"
@@ -26,9 +27,10 @@ namespace tfdebug::cli {
 namespace {
 
 struct AttackArgs {
-  std::string model, input, labels, attack = "pgd", norm = "linf", clip, out, png, sweep, mask;
+  std::string model, input, labels, attack, norm = "linf", clip, out, png, sweep, mask;
   double eps = -1, step_size = -1, confidence = 0;  // < 0: the attack's default
   std::int64_t steps = -1, restarts = 1, target = -1, max_batch = 64;
+  std::int64_t max_changes = 3, candidates = 10;  // hotflip
   std::uint64_t seed = 0;
   AnalysisOutput output;  // --json, --run-dir, --html
 };
@@ -47,6 +49,9 @@ constexpr AttackInfo kAttacks[] = {
      "Carlini-Wagner L2 (needs --clip); 9 binary-search steps over c from 1e-3, --steps 1000 Adam steps, "
      "--step-size 0.01 (Adam's learning rate), --confidence 0"},
     {"deepfool", "DeepFool L2, untargeted; --steps 50, overshoot 0.02, 10 candidate classes"},
+    {"hotflip",
+     "--model demo only (token ids): greedy token substitution by the one-hot gradient, --max-changes 3, "
+     "--candidates 10"},
 };
 
 std::vector<double> numbers(const std::string& text, const char* what) {
@@ -206,12 +211,40 @@ void draw_examples(const robust::AttackResult& r, std::span<const float> x,
   viz::save(figure, path, {.width = 960, .height = 300 * static_cast<int>(chosen.size()) + 60});
 }
 
-int run_attack(const AttackArgs& args) {
+// The options that only continuous inputs (a TorchScript classifier) take.
+void check_token_attack(const AttackArgs& args) {
+  if (args.attack != "hotflip") {
+    throw Error("--attack " + terminal_safe(args.attack) +
+                ": the demo's inputs are token ids, which a continuous step does not keep; --model demo "
+                "takes --attack hotflip (greedy token substitution)");
+  }
+  if (!args.labels.empty() || !args.clip.empty() || !args.mask.empty() || !args.sweep.empty() ||
+      !args.png.empty() || args.eps >= 0 || args.steps >= 0 || args.target >= 0 || args.step_size >= 0) {
+    throw Error(
+        "--model demo takes --input, --max-changes, --candidates, --max-batch, --out and the output options "
+        "(labels: the copy task's answers; --labels, --clip, --mask, --eps, --eps-sweep, --steps, "
+        "--step-size, "
+        "--target-class and --png are for TorchScript classifiers)");
+  }
+}
+
+int run_attack(AttackArgs args) {
   args.output.check();
+  if (args.attack.empty()) args.attack = args.model == "demo" ? "hotflip" : "pgd";
+  if (args.model == "demo") {
+    check_token_attack(args);
+    return run_token_attack({.input = args.input,
+                             .max_changes = args.max_changes,
+                             .candidates = args.candidates,
+                             .max_batch = args.max_batch,
+                             .out = args.out,
+                             .output = args.output});
+  }
+  if (args.attack == "hotflip") throw Error("--attack hotflip substitutes token ids: it is for --model demo");
   if (std::none_of(std::begin(kAttacks), std::end(kAttacks),
                    [&](const AttackInfo& a) { return args.attack == a.name; })) {
     throw Error("--attack '" + terminal_safe(args.attack) +
-                "' is not an attack; expected fgsm, pgd, cw or deepfool");
+                "' is not an attack; expected fgsm, pgd, cw, deepfool or hotflip");
   }
   if (args.norm != "linf" && args.norm != "l2")
     throw Error("--norm '" + terminal_safe(args.norm) + "': expected linf or l2");
@@ -405,13 +438,24 @@ void register_attack(CLI::App& app, int& exit_code) {
       "attack",
       "How easily does the model break? Adversarial examples for a classifier (docs/robustness.md)");
   cmd->add_option("--model", args->model,
-                  "A TorchScript classifier: forward(x [n, ...]) -> logits [n, classes]")
+                  "A TorchScript classifier: forward(x [n, ...]) -> logits [n, classes]; or demo: tfdebug "
+                  "demo's language model, trained here for a few seconds (--attack hotflip on its token ids)")
       ->required();
-  cmd->add_option("--input", args->input, "The examples: a .npy file [n, ...] (f32, f64 or integers)")
+  cmd->add_option(
+         "--input", args->input,
+         "The examples: a .npy file [n, ...] (f32, f64 or integers); for --model demo token sequences "
+         "of one length, a file of one a line or \"3 5 1 0 3; 2 4 6 0 2\"")
       ->required();
   cmd->add_option("--labels", args->labels,
                   "Their true classes: .npy [n] or CSV (default: the model's own predictions)");
-  cmd->add_option("--attack", args->attack, attacks)->capture_default_str();
+  cmd->add_option("--attack", args->attack, attacks + "\n(default: pgd; hotflip for --model demo)");
+  cmd->add_option("--max-changes", args->max_changes, "hotflip: tokens changed at most (the L0 budget)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{4096}));
+  cmd->add_option("--candidates", args->candidates,
+                  "hotflip: substitutions the model checks per step, the best by the one-hot gradient")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
   cmd->add_option("--eps", args->eps, "fgsm, pgd: the perturbation budget (see the defaults above)");
   cmd->add_option("--norm", args->norm, "pgd: linf or l2")->capture_default_str();
   cmd->add_option("--steps", args->steps, "pgd: steps; cw: Adam steps per value of c; deepfool: steps");
@@ -435,7 +479,9 @@ void register_attack(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
   cmd->add_option("--eps-sweep", args->sweep,
                   "fgsm, pgd: accuracy at each eps of a list, e.g. 0,0.05,0.1,0.2");
-  cmd->add_option("--out", args->out, "Write the adversarial examples to this .npy file (the input's shape)");
+  cmd->add_option("--out", args->out,
+                  "Write the adversarial examples to this .npy file (the input's shape); for --model demo a "
+                  "text file, one sequence a line");
   cmd->add_option("--png", args->png,
                   "Draw original / adversarial / difference for image inputs (up to 4 examples), or with "
                   "--eps-sweep the accuracy curve");

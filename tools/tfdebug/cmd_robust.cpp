@@ -6,22 +6,26 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "analysis_output.hpp"
 #include "cli_input.hpp"
 #include "commands.hpp"
+#include "demo_target.hpp"
 #include "json_output.hpp"
 #include "safe_text.hpp"
 #include "terminal.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/robust/edge_cases.hpp"
+#include "tfdebug/robust/layer_activations.hpp"
 #include "tfdebug/robust/perturbation.hpp"
 #include "tfdebug/robust/recommendations.hpp"
 #include "tfdebug/robust/smoothing.hpp"
 #include "tfdebug/robust/what_if.hpp"
 #include "tfdebug/torch/interpret_model.hpp"
+#include "tfdebug/torch/layer_model.hpp"
 #include "tfdebug/viz/plot.hpp"
 
 namespace tfdebug::cli {
@@ -36,12 +40,16 @@ struct RobustArgs {
   std::string perturb;
   std::string intensities;
   std::int64_t samples = 20;
+  std::int64_t mask_id = 0;     // token-masking's fill
+  std::int64_t vocabulary = 0;  // token-replacement's ids [0, vocabulary); 0: swap positions
   std::string whatif;
   std::int64_t grid = 20;
   std::int64_t row = 0;
   std::int64_t target = -1;
   std::vector<std::string> scenarios;
   bool edge_cases = false;
+  std::string layer;              // --edge-cases: distances and coverage on this layer's activations
+  double coverage_threshold = 0;  // a unit is covered above this
   std::size_t top = 10;
   std::uint64_t seed = 0;
   std::int64_t max_batch = 1000;
@@ -187,15 +195,57 @@ int run_robust(const RobustArgs& args) {
   std::vector<robust::Perturbation> kinds;
   for (const auto& name : split_names(args.perturb)) kinds.push_back(robust::parse_perturbation(name));
   const bool any = args.certify || !kinds.empty() || !args.whatif.empty() || args.edge_cases;
-  if (!any) kinds.push_back(robust::Perturbation::gaussian);
+  const bool demo_model = args.model == "demo";
+  if (demo_model) {
+    if (args.certify || !args.whatif.empty() || !args.scenarios.empty() || args.edge_cases)
+      throw Error(
+          "--model demo: its inputs are token ids, so --certify, --whatif, --scenario and --edge-cases "
+          "(Gaussian noise, feature values, input-space distances) do not apply; it takes --perturb "
+          "token-masking,token-replacement");
+    for (const auto kind : kinds)
+      if (kind != robust::Perturbation::token_masking && kind != robust::Perturbation::token_replacement)
+        throw Error(std::string("--perturb ") + robust::perturbation_name(kind) +
+                    ": --model demo takes token ids; token-masking or token-replacement");
+    if (!any) kinds = {robust::Perturbation::token_masking, robust::Perturbation::token_replacement};
+  }
+  if (!any && kinds.empty()) kinds.push_back(robust::Perturbation::gaussian);
+  if (!args.layer.empty() && !args.edge_cases)
+    throw Error("--layer " + terminal_safe(args.layer) + " is where --edge-cases measures: add --edge-cases");
   if (!args.intensities.empty()) parse_numbers(args.intensities, "--intensities");
+  if (args.mask_id < 0 || args.vocabulary < 0) throw Error("--mask-id and --vocabulary: expected ids >= 0");
   if (!args.png.empty()) std::filesystem::create_directories(args.png);
 
-  const Data data = read_data(args);
+  // The demo: its token sequences as rows of float ids, its copy task's answers as the labels.
+  std::optional<TrainedDemo> demo;
+  std::vector<std::int64_t> copy_answers;
+  const Data data = [&] {
+    if (!demo_model) return read_data(args);
+    demo::DemoConfig config;
+    const DemoSequences seqs = read_demo_sequences(args.input, config);
+    if (args.mask_id >= config.vocab || args.vocabulary > config.vocab)
+      throw Error("--mask-id and --vocabulary: the demo's ids are 0.." + std::to_string(config.vocab - 1));
+    Data d;
+    d.rows.assign(seqs.ids.begin(), seqs.ids.end());
+    d.example_shape = {seqs.length};
+    d.count = seqs.count;
+    copy_answers = seqs.answers;
+    return d;
+  }();
   const std::int64_t numel = static_cast<std::int64_t>(data.rows.size()) / data.count;
-  torch::TorchModel model = torch::load_torchscript(args.model, data.example_shape);
+  if (demo_model) demo = train_demo();
+  torch::TorchModel model = demo_model ? demo_forward_model(*demo->trainer, numel)
+                                       : torch::load_torchscript(args.model, data.example_shape);
   const std::vector<std::int64_t> labels =
-      args.labels.empty() ? std::vector<std::int64_t>() : read_labels(args.labels, data.count);
+      !args.labels.empty() ? read_labels(args.labels, data.count) : copy_answers;
+  // --layer: the layer's activations (layer_model.hpp: the output of the last op that reads its
+  // parameters) are where edge-case distances and coverage are taken; loaded now, so that a
+  // wrong name fails before any work.
+  std::optional<torch::TorchLayerModel> layer_model;
+  std::optional<robust::LayerActivations> layer_units;
+  if (!args.layer.empty()) {
+    layer_model.emplace(torch::load_torchscript_layer(args.model, data.example_shape, args.layer));
+    layer_units.emplace(*layer_model);
+  }
   if (model.output_size() < 2)
     throw Error(args.model + ": " + std::to_string(model.output_size()) +
                 " output; robust needs a classifier (one output per class, at least 2)");
@@ -212,6 +262,27 @@ int run_robust(const RobustArgs& args) {
                         {"shape", data.example_shape},
                         {"classes", model.output_size()},
                         {"seed", args.seed}};
+  if (demo_model) {
+    std::vector<float> logits(static_cast<std::size_t>(data.count * model.output_size()));
+    std::vector<std::int64_t> predicted;
+    model.forward(TensorView(data.rows.data(), DType::f32, std::vector<std::int64_t>{data.count, numel}),
+                  logits);
+    for (std::int64_t i = 0; i < data.count; ++i) {
+      const auto row = std::span<const float>(logits).subspan(
+          static_cast<std::size_t>(i * model.output_size()), static_cast<std::size_t>(model.output_size()));
+      predicted.push_back(std::max_element(row.begin(), row.end()) - row.begin());
+    }
+    out["demo"] = {{"training",
+                    {{"steps", kDemoTrainSteps},
+                     {"seed", kDemoSeed},
+                     {"loss", json_number(demo->loss)},
+                     {"copy_accuracy", json_number(demo->copy_accuracy)}}},
+                   {"labels_from", !args.labels.empty() ? "--labels"
+                                   : !labels.empty()    ? "copy task"
+                                                        : "model predictions"},
+                   {"labels", labels},
+                   {"predicted", predicted}};
+  }
   robust::Measurements measured;
   measured.feature_names = data.names;
   std::vector<std::string> pngs;
@@ -305,6 +376,8 @@ int run_robust(const RobustArgs& args) {
       o.intensities = args.intensities.empty() ? default_intensities(kind)
                                                : parse_numbers(args.intensities, "--intensities");
       o.samples = args.samples;
+      o.fill = static_cast<float>(args.mask_id);
+      o.vocabulary = demo_model && args.vocabulary == 0 ? demo->config.vocab : args.vocabulary;
       o.seed = args.seed;
       o.max_batch = args.max_batch;
       const robust::PerturbationReport r = robust::perturbation_test(model, data.rows, labels, o);
@@ -524,6 +597,10 @@ int run_robust(const RobustArgs& args) {
       training = read_rows(args.training, numel, "--training");
       o.training = training;
     }
+    if (layer_units) {
+      o.layer = &*layer_units;
+      o.coverage_threshold = args.coverage_threshold;
+    }
     const robust::EdgeCaseReport e = robust::find_edge_cases(model, data.rows, labels, o);
     measured.edge_cases = e;
     nlohmann::json risky = nlohmann::json::array();
@@ -537,11 +614,30 @@ int run_robust(const RobustArgs& args) {
                          {"margin_cut", json_number(e.margin_cut)},
                          {"gradient_cut", json_number(e.gradient_cut)},
                          {"risky", risky}};
-    heading("edge cases: " + plural(static_cast<std::int64_t>(e.risky.size()), "risky input") + " of " +
-            std::to_string(data.count) +
-            (args.training.empty()
-                 ? " (no --training: no out-of-distribution check)"
-                 : " (Mahalanobis on the inputs, covariance of --training, shrinkage 0.01)"));
+    if (!args.layer.empty()) {
+      out["edge_cases"]["layer"] = args.layer;
+      out["edge_cases"]["layer_units"] = layer_units->output_size();
+      out["edge_cases"]["coverage"] = {{"threshold", args.coverage_threshold},
+                                       {"covered", e.coverage->covered},
+                                       {"units", e.coverage->units},
+                                       {"fraction", json_number(e.coverage->fraction())}};
+    }
+    heading(
+        "edge cases: " + plural(static_cast<std::int64_t>(e.risky.size()), "risky input") + " of " +
+        std::to_string(data.count) +
+        (args.training.empty()
+             ? " (no --training: no out-of-distribution check)"
+             : " (Mahalanobis on " +
+                   (args.layer.empty() ? std::string("the inputs")
+                                       : "layer " + terminal_safe(args.layer) + "'s " +
+                                             std::to_string(layer_units->output_size()) + " activations") +
+                   ", covariance of --training, shrinkage 0.01)"));
+    if (!args.output.json && e.coverage) {
+      std::printf("  neuron coverage of layer %s: %lld of %lld units above %s on some input (%s%%)\n",
+                  terminal_safe(args.layer).c_str(), static_cast<long long>(e.coverage->covered),
+                  static_cast<long long>(e.coverage->units), format_number(args.coverage_threshold).c_str(),
+                  robust::format_measure(100 * e.coverage->fraction()).c_str());
+    }
     if (!args.output.json) {
       for (std::size_t k = 0; k < std::min(args.top, e.risky.size()); ++k) {
         std::printf("  #%lld: ", static_cast<long long>(e.risky[k].index));
@@ -582,9 +678,15 @@ void register_robust(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("robust",
                                      "How easily does it break? Certified radii, perturbation curves, "
                                      "what-if, edge cases (docs/robustness.md)");
-  cmd->add_option("--model", args->model, "A TorchScript classifier (torch.jit.script(model).save(path))")
+  cmd->add_option(
+         "--model", args->model,
+         "A TorchScript classifier (torch.jit.script(model).save(path)); or demo: tfdebug demo's language "
+         "model, trained here for a few seconds (its next token; --perturb token-masking, "
+         "token-replacement)")
       ->required();
-  cmd->add_option("--input", args->input, "The inputs: a .npy file [n, ...] or a CSV file, one example a row")
+  cmd->add_option("--input", args->input,
+                  "The inputs: a .npy file [n, ...] or a CSV file, one example a row; for --model demo token "
+                  "sequences of one length, a file of one a line or \"3 5 1 0 3; 2 4 6 0 2\"")
       ->required();
   cmd->add_option(
       "--labels", args->labels,
@@ -608,6 +710,12 @@ void register_robust(CLI::App& app, int& exit_code) {
       "units; the others 0,0.1,0.2,0.3,0.5,0.75,1 as probabilities)");
   cmd->add_option("--samples", args->samples, "--perturb: perturbed copies of each input per intensity")
       ->capture_default_str();
+  cmd->add_option("--mask-id", args->mask_id, "token-masking: the id a masked token becomes")
+      ->capture_default_str();
+  cmd->add_option("--vocabulary", args->vocabulary,
+                  "token-replacement: random ids in [0, vocabulary) (default: 0, another position's token; "
+                  "the demo: its 16 ids)")
+      ->capture_default_str();
   cmd->add_option(
       "--whatif", args->whatif,
       "FEATURE[,FEATURE2] (index or name): partial dependence and ICE, and a sweep of --row with the values "
@@ -627,6 +735,12 @@ void register_robust(CLI::App& app, int& exit_code) {
   cmd->add_option(
       "--training", args->training,
       "--edge-cases: training rows (.npy or CSV) for the Mahalanobis covariance (shrinkage 0.01)");
+  cmd->add_option("--layer", args->layer,
+                  "--edge-cases: take the Mahalanobis distances on this layer's activations (a module path "
+                  "with parameters, as grad-cam's --layer) and report its neuron coverage over the inputs");
+  cmd->add_option("--coverage-threshold", args->coverage_threshold,
+                  "--layer: a unit is covered when its activation exceeds this on some input")
+      ->capture_default_str();
   cmd->add_option("--top", args->top, "--edge-cases: risky inputs shown")->capture_default_str();
   cmd->add_option("--feature-names", args->feature_names,
                   "Names of the features, comma-separated (default: CSV header)");

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "demo_model.hpp"
+#include "demo_target.hpp"
 #include "json_output.hpp"
 #include "safe_text.hpp"
 #include "terminal.hpp"
@@ -29,46 +30,6 @@
 
 namespace tfdebug::cli {
 namespace {
-
-// Training steps and seed of the explained demo model: ~2-5 s on one core, enough for its
-// second layer to attend to the token it copies.
-constexpr std::int64_t kTrainSteps = 300;
-constexpr std::uint64_t kSeed = 1;
-
-// "3 5 1 0 3 5", "3,5,1,0,3,5" or "tok:3,5,1" -> token ids; for the demo (`demo` not null) each
-// checked against its vocabulary and the sequence against its length.
-std::vector<std::int64_t> parse_tokens(std::string text, const demo::DemoConfig* demo) {
-  if (text.starts_with("tok:")) text.erase(0, 4);
-  constexpr std::int64_t kMaxTokens = 4096;
-  std::vector<std::int64_t> tokens;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    if (text[i] == ' ' || text[i] == ',' || text[i] == '\t') {
-      ++i;
-      continue;
-    }
-    std::size_t end = text.find_first_of(" ,\t", i);
-    if (end == std::string::npos) end = text.size();
-    std::int64_t id = 0;
-    const auto [ptr, ec] = std::from_chars(text.data() + i, text.data() + end, id);
-    if (ec != std::errc() || ptr != text.data() + end || id < 0 || (demo != nullptr && id >= demo->vocab)) {
-      throw Error("--input: '" + terminal_safe(text.substr(i, end - i)) + "' is not a token id" +
-                  (demo != nullptr
-                       ? " of the demo (0.." + std::to_string(demo->vocab - 1) + "; 0 is the separator)"
-                       : std::string(" (an integer >= 0)")));
-    }
-    tokens.push_back(id);
-    i = end;
-  }
-  const std::int64_t most = demo != nullptr ? 2 * demo->length : kMaxTokens;
-  if (tokens.empty() || static_cast<std::int64_t>(tokens.size()) > most) {
-    throw Error("--input: " + std::to_string(tokens.size()) + " tokens; " +
-                (demo != nullptr ? "the demo takes 1 to " + std::to_string(most) +
-                                       " (e.g. \"3 5 1 7 0 3 5\": tokens, the separator 0, their copy)"
-                                 : "expected 1 to " + std::to_string(most) + " token ids (\"3 5 1 7\")"));
-  }
-  return tokens;
-}
 
 interpret::HeadFusion parse_fusion(const std::string& name) {
   if (name == "mean") return interpret::HeadFusion::mean;
@@ -123,7 +84,7 @@ int run_attention_explain(const AttentionExplainArgs& args) {
                                                   .discard_ratio = args.discard_ratio};
   const bool demo_model = args.model == "demo";
   demo::DemoConfig config;
-  config.seed = kSeed;
+  config.seed = kDemoSeed;
   const std::vector<std::int64_t> tokens = parse_tokens(args.input, demo_model ? &config : nullptr);
   const auto n = static_cast<std::int64_t>(tokens.size());
 
@@ -135,7 +96,7 @@ int run_attention_explain(const AttentionExplainArgs& args) {
   if (demo_model) {
     const auto start = std::chrono::steady_clock::now();
     trainer.emplace(config);
-    for (std::int64_t step = 0; step < kTrainSteps; ++step) loss = trainer->train_step();
+    for (std::int64_t step = 0; step < kDemoTrainSteps; ++step) loss = trainer->train_step();
     accuracy = trainer->evaluate();
     train_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     loaded.emplace(
@@ -236,8 +197,8 @@ int run_attention_explain(const AttentionExplainArgs& args) {
                           {"head_analysis", heads},
                           {"wrote", wrote}};
     if (demo_model) {
-      out["training"] = {{"steps", kTrainSteps},
-                         {"seed", kSeed},
+      out["training"] = {{"steps", kDemoTrainSteps},
+                         {"seed", kDemoSeed},
                          {"loss", json_number(loss)},
                          {"copy_accuracy", json_number(accuracy)}};
     }
@@ -263,7 +224,7 @@ int run_attention_explain(const AttentionExplainArgs& args) {
   KeyValueTable facts;
   if (demo_model) {
     facts.add("model", "demo transformer, " + std::to_string(maps.layer_count()) + " layers x " +
-                           std::to_string(maps.heads) + " heads, trained " + std::to_string(kTrainSteps) +
+                           std::to_string(maps.heads) + " heads, trained " + std::to_string(kDemoTrainSteps) +
                            " steps (seed 1) in " + format_number(train_seconds) + " s: copy accuracy " +
                            format_number(accuracy));
   } else {

@@ -212,6 +212,22 @@ TF.attackView = function (res, box, charts) {
     box.appendChild(sweep.node);
     charts.push(sweep);
   }
+  // A token attack (hotflip: tfdebug attack --model demo): tokens changed and the sequences, not norms.
+  if (Array.isArray(res.success) && Array.isArray(res.adversarial) && !Array.isArray(res.l2)) {
+    var tokenRows = res.success.map(function (ok, i) {
+      var at = function (key) {
+        return Array.isArray(res[key]) ? res[key][i] : null;
+      };
+      var adv = Array.isArray(at("adversarial")) ? at("adversarial").join(" ") : "";
+      var where = Array.isArray(at("positions")) && at("positions").length ? " (" + at("positions").join(", ") + ")" : "";
+      return [i, at("labels"), at("predicted_before"), at("predicted_after"), ok ? "yes" : "no", TF.num(at("confidence_before")), TF.num(at("confidence_after")),
+        TF.num(at("l0")), adv + where];
+    });
+    box.appendChild(TF.table({ columns: [{ label: "example", num: true }, { label: "label", num: true }, { label: "before", num: true }, { label: "after", num: true },
+      { label: "broken" }, { label: "confidence before", num: true, fmt: TF.fmt }, { label: "confidence after", num: true, fmt: TF.fmt },
+      { label: "tokens changed", num: true }, { label: "adversarial sequence (changed positions)" }], rows: tokenRows, pageSize: 20 }).node);
+    return;
+  }
   if (Array.isArray(res.success)) {
     var rows = res.success.map(function (ok, i) {
       var at = function (key) {

@@ -135,11 +135,14 @@ struct TransformerLm : ::torch::nn::Module {
     mask = at::triu(at::full({length, length}, -1e9), 1);  // causal; finite so no -inf is seen
   }
 
-  at::Tensor forward(const at::Tensor& tokens) {
-    auto x = tok(tokens) + pos(at::arange(tokens.size(1), at::kLong));
+  at::Tensor forward(const at::Tensor& tokens) { return forward_embedded(tok(tokens)); }
+
+  // The same from the token embeddings [batch, n, d_model] (before the positions are added).
+  at::Tensor forward_embedded(const at::Tensor& embedded) {
+    const auto n = embedded.size(1);
+    auto x = embedded + pos(at::arange(n, at::kLong));
     // Shorter sequences (explain's inputs) take the mask's top-left corner; training's full ones
     // run the mask itself, as always.
-    const auto n = tokens.size(1);
     const at::Tensor causal = n == mask.size(0) ? mask : mask.slice(0, 0, n).slice(1, 0, n);
     for (auto& block : block_list) x = block->forward(x, causal);
     return head(ln_f(x));
@@ -260,6 +263,14 @@ std::function<void()> DemoTrainer::forward_pass() {
 
 at::Tensor DemoTrainer::logits(const at::Tensor& tokens) {
   return impl_->model->forward(tokens);
+}
+
+at::Tensor DemoTrainer::logits_from_embeddings(const at::Tensor& embedded) {
+  return impl_->model->forward_embedded(embedded);
+}
+
+at::Tensor DemoTrainer::token_embedding_weight() const {
+  return impl_->model->tok->weight;
 }
 
 TensorView DemoTrainer::token_embedding() const {

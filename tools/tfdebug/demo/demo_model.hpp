@@ -79,8 +79,13 @@ class DemoTrainer {
   // The model's logits [batch, n, vocab] for token ids [batch, n] (long, n <= 2 * length), in
   // eval mode's terms (the model has no dropout); what tfdebug explain --model demo explains.
   at::Tensor logits(const at::Tensor& tokens);
+  // The same from token embeddings [batch, n, d_model] (rows of the token embedding, before the
+  // positions are added): the gradient of a loss with respect to them gives a token attack's
+  // one-hot gradient (tfdebug attack --model demo).
+  at::Tensor logits_from_embeddings(const at::Tensor& embedded);
   // The token embedding matrix tok.weight, [vocab, d_model] f32; valid while the trainer lives.
   TensorView token_embedding() const;
+  at::Tensor token_embedding_weight() const;
 
  private:
   struct Impl;
