@@ -21,12 +21,14 @@ struct Help {
 const std::vector<std::pair<std::string, Help>>& help_table() {
   static const std::vector<std::pair<std::string, Help>> kTable = {
       {"break",
-       {"break PLACE [phase] [if CONDITION] [ignore N] [once]",
+       {"break PLACE [phase] [if CONDITION] [ignore N] [thread N|any] [once]",
         "Stop at PLACE: op GLOB (aten::log*), module GLOB [exit] (blocks.1.mlp), phase forward|backward|\n"
         "    optimizer, step N, nan | inf | nonfinite (the op that makes the first NaN/Inf from finite\n"
         "    inputs), finding [RULE]; or only 'if CONDITION' (any op). A phase word after the place\n"
         "    limits it to that phase. CONDITION: STAT OP NUMBER [and ...], STAT one of min max mean std\n"
-        "    abs_max l1 l2 count nan inf nonfinite zero negative positive (abs_max > 1e4, std < 1e-6)."}},
+        "    abs_max l1 l2 count nan inf nonfinite zero negative positive (abs_max > 1e4, std < 1e-6).\n"
+        "    thread N: only thread N (where says which); thread any: any thread, also while another\n"
+        "    steps (without it, a step is never taken over by another thread's breakpoint)."}},
       {"tbreak", {"tbreak PLACE ...", "Like break, once."}},
       {"cond", {"cond ID [CONDITION]", "Set (or, without one, remove) breakpoint ID's condition."}},
       {"ignore", {"ignore ID N", "Let breakpoint ID's next N hits pass."}},
@@ -136,7 +138,9 @@ std::string where_text(const Stop& stop) {
     out.append("#").append(std::to_string(depth++)).append(" ").append(*it).append("\n");
   }
   out.append("#").append(std::to_string(depth)).append(" (model)\n");
-  out += "phase " + std::string(phase_name(stop.phase())) + ", step " + std::to_string(stop.step()) + "\n";
+  out += "phase " + std::string(phase_name(stop.phase())) + ", step " + std::to_string(stop.step());
+  if (stop.thread() > 0) out += ", thread " + std::to_string(stop.thread());
+  out += "\n";
   return out;
 }
 

@@ -15,17 +15,20 @@ namespace tfdebug::ide {
 namespace {
 
 struct ThreadPlace {
-  const Debugger* owner = nullptr;
+  // The Debugger's serial number, not its address: a new Debugger at a freed one's address
+  // starts afresh (thread numbers, module, phase).
+  std::uint64_t owner = 0;
   std::string module;
   Phase phase = Phase::forward;
   std::int64_t step = -1;
+  int number = 0;  // 1, 2, ... in the order threads first observed (Debugger::threads_)
   // The stop pause_at asked for, until on_pause takes it.
   std::optional<StopReason> pending;
   std::vector<Finding> pending_raised;
 };
 thread_local ThreadPlace t_place;
 
-ThreadPlace& place_of(const Debugger* debugger) {
+ThreadPlace& place_of(std::uint64_t debugger) {
   ThreadPlace& p = t_place;
   if (p.owner != debugger) {
     p = ThreadPlace{};
@@ -94,7 +97,12 @@ std::optional<TensorView> Stop::tensor(std::string_view name) const {
   return point_.tensor(name);
 }
 
-Debugger::Debugger(Handler handler) : handler_(std::move(handler)) {}
+namespace {
+std::atomic<std::uint64_t> g_debuggers{0};  // serial numbers of Debuggers
+}  // namespace
+
+Debugger::Debugger(Handler handler)
+    : handler_(std::move(handler)), serial_(g_debuggers.fetch_add(1, std::memory_order_relaxed) + 1) {}
 Debugger::~Debugger() = default;
 
 void Debugger::refresh_armed() {
@@ -218,7 +226,7 @@ void Debugger::update_watches(const Observation& o) {
 
 std::optional<StopReason> Debugger::match(const Observation& o, const Stats& stats,
                                           std::span<const Finding> raised) {
-  ThreadPlace& place = place_of(this);
+  ThreadPlace& place = place_of(serial_);
   std::optional<Stats> full;  // measured here, once, when a condition reads moments
   const auto measured = [&](const Condition& c) -> const Stats& {
     if (!c.needs_moments()) return stats;
@@ -228,8 +236,13 @@ std::optional<StopReason> Debugger::match(const Observation& o, const Stats& sta
   std::optional<StopReason> reason;
   int spent = 0;  // a one-shot breakpoint that stopped
   const bool op = o.role == Role::output;
+  // Note [Threads of a breakpoint]: while a thread steps, a breakpoint without a thread of its
+  // own stops only that thread, so that another thread's op never takes the step over.
+  const bool stepping_elsewhere =
+      stepping_.mode != Resume::continue_run && stepping_.thread != std::this_thread::get_id();
   for (Breakpoint& b : breakpoints_) {
     if (!b.enabled) continue;
+    if (b.thread > 0 ? b.thread != place.number : b.thread == 0 && stepping_elsewhere) continue;
     // A module is left in the phase it was in (Note [Where a thread is]).
     const Phase phase = b.kind == BreakKind::module && b.at_exit ? place.phase : o.phase;
     if (b.phase && b.kind != BreakKind::phase && phase != *b.phase) continue;
@@ -311,7 +324,8 @@ std::optional<StopReason> Debugger::match(const Observation& o, const Stats& sta
 }
 
 bool Debugger::pause_at(const Observation& o, const Stats& stats, std::span<const Finding> raised) {
-  ThreadPlace& place = place_of(this);
+  ThreadPlace& place = place_of(serial_);
+  if (place.number == 0) place.number = threads_.fetch_add(1, std::memory_order_relaxed) + 1;
   if (o.role == Role::output && place.module != o.module) {
     const std::lock_guard lock(mutex_);
     if (!o.module.empty() && modules_.size() < 100000) modules_.emplace(o.module);
@@ -341,7 +355,7 @@ bool Debugger::pause_at(const Observation& o, const Stats& stats, std::span<cons
 }
 
 void Debugger::on_pause(const PausePoint& point) {
-  ThreadPlace& place = place_of(this);
+  ThreadPlace& place = place_of(serial_);
   if (!place.pending) return;
   StopReason reason = std::move(*place.pending);
   place.pending.reset();
@@ -352,7 +366,7 @@ void Debugger::on_pause(const PausePoint& point) {
     refresh_armed();
   }
   stops_.fetch_add(1, std::memory_order_relaxed);
-  const Stop stop(point, std::move(reason), std::move(place.pending_raised));
+  const Stop stop(point, std::move(reason), std::move(place.pending_raised), place.number);
   Resume resume = Resume::continue_run;
   try {
     resume = handler_(stop);

@@ -24,7 +24,7 @@ check "nan: stopped at the breakpoint" grep -qx "stopped: breakpoint 1: nan" "$w
 check "nan: the op, its module, phase and step" \
   grep -qx "  aten::log in blocks.1.mlp  (forward, step 73)  f32\[32, 16, 64\]" "$work/nan.txt"
 check "nan: where shows the module stack" bash -c "grep -A6 -x '(tfdebug) where' '$work/nan.txt' | tr '\n' '|' |
-  grep -qF '#0 aten::log  f32[32, 16, 64]  (output)|#1 blocks.1.mlp|#2 blocks.1|#3 blocks|#4 (model)|phase forward, step 73|'"
+  grep -qF '#0 aten::log  f32[32, 16, 64]  (output)|#1 blocks.1.mlp|#2 blocks.1|#3 blocks|#4 (model)|phase forward, step 73, thread 1|'"
 check "nan: the input's statistics show the negative value" \
   grep -qE "^input0  f32\[32, 16, 64\]  f32 count 32768  min -[0-9.e-]+  .*  negative 1  zero 0  nan 0  inf 0$" "$work/nan.txt"
 check "nan: quit stops the run at step 73" grep -q "^run stopped by quit after 74 of 200 steps" "$work/nan.txt"

@@ -14,7 +14,9 @@
 //
 // The handler runs on the stopped thread (the training thread, or the thread running backward),
 // with no lock of the Session held; stops of several threads are taken one at a time. Stepping
-// follows the thread that stopped last: another thread's ops never end a step.
+// follows the thread that stopped last: another thread's ops never end a step, and while a thread
+// steps, breakpoints stop no other thread unless they say so (Breakpoint::thread: `thread any`,
+// `thread 2`).
 #pragma once
 
 #include <atomic>
@@ -61,14 +63,16 @@ struct Watched {
 // The stopped frame; valid only during the handler call.
 class Stop {
  public:
-  Stop(const PausePoint& point, StopReason reason, std::vector<Finding> raised)
-      : point_(point), reason_(std::move(reason)), raised_(std::move(raised)) {}
+  Stop(const PausePoint& point, StopReason reason, std::vector<Finding> raised, int thread = 0)
+      : point_(point), reason_(std::move(reason)), raised_(std::move(raised)), thread_(thread) {}
 
   const PausePoint& point() const noexcept { return point_; }
   const Observation& observation() const noexcept { return point_.observation(); }
   const StopReason& reason() const noexcept { return reason_; }
   std::int64_t step() const noexcept { return observation().step; }
   Phase phase() const noexcept { return observation().phase; }
+  // The stopped thread's number (1, 2, ...: Debugger::thread_number); 0 when unknown.
+  int thread() const noexcept { return thread_; }
   std::string module() const { return std::string(observation().module); }
   std::string op() const { return std::string(observation().op); }
   // "blocks", "blocks.1", "blocks.1.mlp": the module path chain, outermost first.
@@ -86,6 +90,7 @@ class Stop {
   const PausePoint& point_;
   StopReason reason_;
   std::vector<Finding> raised_;
+  int thread_ = 0;
 };
 
 class Debugger final : public Sink {
@@ -125,6 +130,9 @@ class Debugger final : public Sink {
   // Module paths seen so far (for completion), sorted.
   std::vector<std::string> modules() const;
   std::int64_t stops() const noexcept { return stops_.load(std::memory_order_relaxed); }
+  // Threads are numbered 1, 2, ... in the order they first observed (for `break ... thread N`);
+  // the number of threads seen so far.
+  int threads() const noexcept { return threads_.load(std::memory_order_relaxed); }
   bool aborted() const noexcept { return aborted_.load(std::memory_order_relaxed); }
   bool detached() const noexcept { return detached_.load(std::memory_order_relaxed); }
 
@@ -148,7 +156,8 @@ class Debugger final : public Sink {
   void refresh_armed();
 
   Handler handler_;
-  mutable std::mutex mutex_;  // breakpoints_, watches_, findings_, modules_, stepping_
+  const std::uint64_t serial_;  // tells this Debugger's per-thread records from others'
+  mutable std::mutex mutex_;    // breakpoints_, watches_, findings_, modules_, stepping_
   std::vector<Breakpoint> breakpoints_;
   int next_id_ = 1;
   std::vector<Watched> watches_;
@@ -161,6 +170,7 @@ class Debugger final : public Sink {
   std::atomic<bool> aborted_{false};
   std::atomic<bool> detached_{false};
   std::atomic<std::int64_t> stops_{0};
+  std::atomic<int> threads_{0};
 };
 
 }  // namespace tfdebug::ide
