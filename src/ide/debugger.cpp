@@ -277,8 +277,15 @@ std::optional<StopReason> Debugger::match(const Observation& o, const Stats& sta
         break;
       case BreakKind::nonfinite: {
         const bool bad = (b.nan && stats.nan > 0) || (b.inf && stats.pos_inf + stats.neg_inf > 0);
-        // The producer, not an op that passed a bad value on or a mask filled with -inf.
-        at = bad && o.role == Role::output && !o.filled && o.resolve_inputs_finite().value_or(true);
+        if (!bad || o.role != Role::output || o.filled) break;
+        // The producer, not an op that passed a bad value on or a mask filled with -inf; or the
+        // first op that received it from the step's input data (every bad input value came
+        // from outside the step's ops: Note [Inputs from outside] in src/torch/op_path.cpp).
+        const std::optional<InputKinds> kinds = o.resolve_input_kinds();
+        const bool from_data =
+            kinds && !kinds->finite() && kinds->nan == kinds->outside_nan && kinds->inf == kinds->outside_inf;
+        at = !kinds || kinds->finite() || from_data;
+        if (from_data) where = "received from the input data";
         break;
       }
       case BreakKind::finding:
