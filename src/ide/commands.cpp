@@ -57,7 +57,8 @@ const std::vector<std::pair<std::string, Help>>& help_table() {
       {"watch",
        {"watch [NAME | GLOB]",
         "Show a tensor's statistics at every stop; a glob over 'MODULE OP'\n"
-        "    ('blocks.1.mlp*', '*aten::log') keeps the last matching output's."}},
+        "    ('blocks.1.mlp*', '*aten::log') keeps the last matching output's, and the output\n"
+        "    itself (up to 2^20 values): watch N's is the tensor 'watchN' at a stop."}},
       {"unwatch", {"unwatch NAME", "Stop watching."}},
       {"findings", {"findings", "The findings of the rules so far."}},
       {"save", {"save NAME[INDEX] FILE.npy", "Write a tensor as a .npy file (numpy.load reads it)."}},
@@ -115,13 +116,20 @@ std::string breakpoint_list(const Debugger& debugger) {
 
 std::string watch_list(const Debugger& debugger, const Stop* stop) {
   std::string out;
+  int position = 0;
   for (const Watched& w : debugger.watched()) {
+    ++position;
     std::optional<TensorView> view = stop ? stop->tensor(split_index(w.name).name) : std::nullopt;
     if (view) {
       out += "watch " + w.name + ": " + stats_text(compute_stats(tensor_of(*stop, w.name))) + "\n";
     } else if (w.stats) {
       out += "watch " + w.name + ": " + stats_text(*w.stats) + "  (" + w.where + ", step " +
-             std::to_string(w.step) + ")\n";
+             std::to_string(w.step) + ")";
+      if (w.value)
+        out += "  kept as watch" + std::to_string(position) + " " + w.value->view().describe();
+      else
+        out += "  not kept (" + std::to_string(w.numel) + " values)";
+      out += "\n";
     } else {
       out += "watch " + w.name + ": not seen yet\n";
     }

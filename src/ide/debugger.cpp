@@ -78,6 +78,7 @@ std::vector<std::string> Stop::tensor_names() const {
   std::vector<std::string> names = {"output"};
   for (std::size_t i = 0; i < point_.inputs().size(); ++i) names.push_back("input" + std::to_string(i));
   for (std::string& name : point_.tensor_names()) names.push_back(std::move(name));
+  for (const Kept& k : kept_) names.push_back(k.name);
   return names;
 }
 
@@ -93,6 +94,9 @@ std::optional<TensorView> Stop::tensor(std::string_view name) const {
     }
     if (digits && index < point_.inputs().size()) return point_.inputs()[index];
     if (digits) return std::nullopt;
+  }
+  for (const Kept& k : kept_) {
+    if (k.name == name) return k.value->view();
   }
   return point_.tensor(name);
 }
@@ -175,7 +179,9 @@ void Debugger::watch(std::string name) {
   for (const Watched& w : watches_) {
     if (w.name == name) return;
   }
-  watches_.push_back({std::move(name), std::nullopt, -1, {}});
+  Watched w;
+  w.name = std::move(name);
+  watches_.push_back(std::move(w));
   refresh_armed();
 }
 
@@ -221,6 +227,11 @@ void Debugger::update_watches(const Observation& o) {
     w.stats = compute_stats(o.value);  // the Session's may hold the counts only
     w.step = o.step;
     w.where = key;
+    // The tensor itself, copied (the producer's memory is gone or rewritten by the next stop);
+    // an earlier copy still shown at a stop lives on through its shared_ptr.
+    w.numel = o.value.numel();
+    w.value = w.numel <= Watched::kWatchKeepValues ? std::make_shared<const Tensor>(Tensor::copy_of(o.value))
+                                                   : nullptr;
   }
 }
 
@@ -373,7 +384,14 @@ void Debugger::on_pause(const PausePoint& point) {
     refresh_armed();
   }
   stops_.fetch_add(1, std::memory_order_relaxed);
-  const Stop stop(point, std::move(reason), std::move(place.pending_raised), place.number);
+  std::vector<Stop::Kept> kept;
+  {
+    const std::lock_guard lock(mutex_);
+    for (std::size_t i = 0; i < watches_.size(); ++i) {
+      if (watches_[i].value) kept.push_back({"watch" + std::to_string(i + 1), watches_[i].value});
+    }
+  }
+  const Stop stop(point, std::move(reason), std::move(place.pending_raised), place.number, std::move(kept));
   Resume resume = Resume::continue_run;
   try {
     resume = handler_(stop);

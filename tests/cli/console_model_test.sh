@@ -3,7 +3,7 @@
 # written by torch itself (make_debug_model.py): a NaN planted in the input stops `break nan` at
 # the first op that receives it; with labels the backward runs and the gradients can be read;
 # the run's shapes.json (--out) lists the model's modules with the shapes torch itself reports
-# (python reads both); token ids (an i64 input) without labels run the forward only; the demo's
+# (python reads both); a watch's kept output is torch's; token ids (an i64 input) without labels run the forward only; the demo's
 # shapes.json has the demo's dimensions; bad options give exit 2 and one line.
 set -u
 tfdebug="$1"
@@ -85,6 +85,22 @@ for path, (in_shape, out_shape) in expected.items():
     assert [i["shape"] for i in fwd[0]["inputs"]] == [list(in_shape), list(sub.weight.shape), list(sub.bias.shape)], fwd[0]
     assert fwd[0]["calls"] == 2 and fwd[0]["last_step"] == 1, fwd[0]
     assert any(o["phase"] == "backward" for o in m["ops"]), path
+PY
+
+# A watch keeps a copy of the last matching output: enc's linear, saved at head's entry as watch1,
+# is torch's enc(x).
+printf 'watch enc aten::linear\nbreak module head\ncontinue\ninfo watch\nsave watch1 %s\ndetach\n' "$work/watch1.npy" |
+  console watch --model "$work/model.pt" --input "$work/x.npy"
+check "watch: info watch says what watch1 holds" \
+  grep -qE "^watch enc aten::linear: .*\(enc aten::linear, step 0\)  kept as watch1 f32\[5, 8\]$" "$work/watch.txt"
+check "watch: the kept output is torch's enc(x)" $py - "$work" <<'PY'
+import sys
+import numpy as np, torch
+work = sys.argv[1]
+kept = np.load(f"{work}/watch1.npy")
+model = torch.jit.load(f"{work}/model.pt")
+expected = model.enc(torch.from_numpy(np.load(f"{work}/x.npy"))).detach().numpy()
+assert kept.shape == (5, 8) and np.allclose(kept, expected, rtol=1e-6, atol=1e-6), (kept, expected)
 PY
 
 # Token ids (i64) without labels: forward only; shapes.json lists the embedding's output.

@@ -30,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "tfdebug/core/tensor.hpp"
 #include "tfdebug/ide/breakpoint.hpp"
 #include "tfdebug/session/sink.hpp"
 
@@ -52,19 +53,33 @@ struct StopReason {
   std::string text;    // "breakpoint 1: op aten::log*", "next op", "entered blocks.1.mlp"
 };
 
-// A statistic of a watched tensor, as last seen.
+// A watched tensor, as last seen: its statistics and, when it held at most kWatchKeepValues
+// values, a copy of the tensor itself (a glob's last matching output).
 struct Watched {
+  static constexpr std::int64_t kWatchKeepValues = std::int64_t{1} << 20;  // 4 MiB of f32
   std::string name;            // the watch expression: a tensor name or a module/op glob
   std::optional<Stats> stats;  // nullopt until it was seen
   std::int64_t step = -1;
-  std::string where;  // "blocks.1.mlp aten::log" for an op glob
+  std::string where;                    // "blocks.1.mlp aten::log" for an op glob
+  std::shared_ptr<const Tensor> value;  // the last matching output (null: none yet, or too large)
+  std::int64_t numel = 0;               // its number of values (also when too large to keep)
 };
 
 // The stopped frame; valid only during the handler call.
 class Stop {
  public:
-  Stop(const PausePoint& point, StopReason reason, std::vector<Finding> raised, int thread = 0)
-      : point_(point), reason_(std::move(reason)), raised_(std::move(raised)), thread_(thread) {}
+  // A watch's kept tensor, shown at a stop as "watch1", "watch2" ... (the watch's position).
+  struct Kept {
+    std::string name;
+    std::shared_ptr<const Tensor> value;
+  };
+  Stop(const PausePoint& point, StopReason reason, std::vector<Finding> raised, int thread = 0,
+       std::vector<Kept> kept = {})
+      : point_(point),
+        reason_(std::move(reason)),
+        raised_(std::move(raised)),
+        thread_(thread),
+        kept_(std::move(kept)) {}
 
   const PausePoint& point() const noexcept { return point_; }
   const Observation& observation() const noexcept { return point_.observation(); }
@@ -81,7 +96,7 @@ class Stop {
   const std::vector<Finding>& raised() const noexcept { return raised_; }
 
   // Every tensor name this stop can show: "output", "input0" ... "inputN", then the producer's
-  // (parameters; their gradients as NAME.grad).
+  // (parameters; their gradients as NAME.grad), then the watches' kept tensors ("watch1" ...).
   std::vector<std::string> tensor_names() const;
   // A tensor by one of those names; nullopt for another name.
   std::optional<TensorView> tensor(std::string_view name) const;
@@ -91,6 +106,7 @@ class Stop {
   StopReason reason_;
   std::vector<Finding> raised_;
   int thread_ = 0;
+  std::vector<Kept> kept_;
 };
 
 class Debugger final : public Sink {
@@ -112,8 +128,9 @@ class Debugger final : public Sink {
   std::vector<Breakpoint> breakpoints() const;
 
   // Watches: `name` is a tensor name of the stops (a parameter, NAME.grad) or a glob over
-  // "MODULE OP" of outputs ("blocks.1.mlp*", "*aten::log"): the latter's statistics are kept as
-  // the run goes, for the handler to show.
+  // "MODULE OP" of outputs ("blocks.1.mlp*", "*aten::log"): the latter's statistics, and a copy
+  // of the last matching output itself (at most Watched::kWatchKeepValues values), are kept as
+  // the run goes, for the handler to show; at a stop, watch N's copy is the tensor "watchN".
   void watch(std::string name);
   bool unwatch(std::string_view name);
   std::vector<Watched> watched() const;
