@@ -11,8 +11,8 @@
 // --model: demo (the default: the demo's model at two sizes), mlp, cnn, encoder, gru, sigmoid,
 // or zoo (each of the five). --modes picks the modes to run, comma separated, from: off, floor,
 // watch-null, watch, diagnose-null, diagnose, anomaly, profiler, profiler-no-memory ("off"
-// always runs: the ratios are to it; also watch-metrics, watch-slow-sink, diagnose-breakpoints).
-// Default: all but the two profiler modes.
+// always runs: the ratios are to it; also watch-metrics, watch-slow-sink, diagnose-breakpoints,
+// diagnose-shapes). Default: all but the two profiler modes.
 #include <ATen/Parallel.h>
 #include <ATen/record_function.h>
 #include <torch/csrc/autograd/anomaly_mode.h>
@@ -30,6 +30,7 @@
 
 #include "demo_model.hpp"
 #include "tfdebug/ide/debugger.hpp"
+#include "tfdebug/ide/shape_recorder.hpp"
 #include "tfdebug/session/session.hpp"
 #include "tfdebug/torch/attach.hpp"
 #include "tfdebug/torch/profiler.hpp"
@@ -88,12 +89,22 @@ enum class Mode {
   profiler_no_memory,
   watch_metrics,
   watch_slow_sink,
-  diagnose_breakpoints
+  diagnose_breakpoints,
+  diagnose_shapes
 };
-constexpr Mode kModes[] = {Mode::off,           Mode::floor,           Mode::watch_null,
-                           Mode::watch,         Mode::diagnose_null,   Mode::diagnose,
-                           Mode::anomaly,       Mode::profiler,        Mode::profiler_no_memory,
-                           Mode::watch_metrics, Mode::watch_slow_sink, Mode::diagnose_breakpoints};
+constexpr Mode kModes[] = {Mode::off,
+                           Mode::floor,
+                           Mode::watch_null,
+                           Mode::watch,
+                           Mode::diagnose_null,
+                           Mode::diagnose,
+                           Mode::anomaly,
+                           Mode::profiler,
+                           Mode::profiler_no_memory,
+                           Mode::watch_metrics,
+                           Mode::watch_slow_sink,
+                           Mode::diagnose_breakpoints,
+                           Mode::diagnose_shapes};
 // Names for --modes.
 const char* mode_key(Mode m) {
   switch (m) {
@@ -121,6 +132,8 @@ const char* mode_key(Mode m) {
       return "watch-slow-sink";
     case Mode::diagnose_breakpoints:
       return "diagnose-breakpoints";
+    case Mode::diagnose_shapes:
+      return "diagnose-shapes";
   }
   return "?";
 }
@@ -150,6 +163,8 @@ const char* mode_name(Mode m) {
       return "watch + 20 ms/event sink";
     case Mode::diagnose_breakpoints:
       return "diagnose + unhit breakpoints";
+    case Mode::diagnose_shapes:
+      return "diagnose + shapes export";
   }
   return "?";
 }
@@ -296,10 +311,12 @@ void measure(const Subject& subject, int rounds, std::int64_t steps) {
     if (mode == Mode::watch_null) r.sink = std::make_unique<NullSink>(tfdebug::Tier::watch);
     if (mode == Mode::diagnose_null) r.sink = std::make_unique<NullSink>(tfdebug::Tier::diagnose);
     if (mode == Mode::watch || mode == Mode::diagnose || mode == Mode::watch_metrics ||
-        mode == Mode::watch_slow_sink || mode == Mode::diagnose_breakpoints) {
+        mode == Mode::watch_slow_sink || mode == Mode::diagnose_breakpoints ||
+        mode == Mode::diagnose_shapes) {
       tfdebug::RunConfig run;  // every rule at its default; no run directory
-      run.tier = mode == Mode::diagnose || mode == Mode::diagnose_breakpoints ? tfdebug::Tier::diagnose
-                                                                              : tfdebug::Tier::watch;
+      run.tier = mode == Mode::diagnose || mode == Mode::diagnose_breakpoints || mode == Mode::diagnose_shapes
+                     ? tfdebug::Tier::diagnose
+                     : tfdebug::Tier::watch;
       auto session = std::make_unique<tfdebug::Session>(run);
       if (mode == Mode::watch_metrics || mode == Mode::watch_slow_sink)
         session->add_sink(std::make_shared<MetricsSink>(mode == Mode::watch_slow_sink));
@@ -313,6 +330,9 @@ void measure(const Subject& subject, int rounds, std::int64_t steps) {
           debugger->add(tfdebug::ide::parse_breakpoint(place));
         session->add_sink(debugger);
       }
+      // The shapes export (tfdebug::ide::ShapeRecorder, written by demo --out): every observation's
+      // shapes recorded; nothing written (no path), the recording is what the run pays.
+      if (mode == Mode::diagnose_shapes) session->add_sink(std::make_shared<tfdebug::ide::ShapeRecorder>());
       r.sink = std::move(session);
     }
     r.run(3);  // warm-up
