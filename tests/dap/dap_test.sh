@@ -2,7 +2,8 @@
 # `tfdebug dap` against npm's @vscode/debugadapter-testsupport DebugClient (dap_test.js), spawned
 # on standard input and output as an editor does, and connected over loopback TCP (--port 0); on a
 # TorchScript model with data (dap_model_test.js, the model from tests/cli/make_debug_model.py);
-# and the VS Code extension manifest (editors/vscode/package.json) contributes the debugger.
+# the VS Code extension manifest (editors/vscode/package.json) contributes the debugger, and its
+# hovers read that run's shapes.json (vscode_shapes_test.js).
 set -u
 tfdebug="$1"
 npm_dir="$2"
@@ -18,11 +19,13 @@ require_python torch numpy
 /usr/bin/python3 "$here/../cli/make_debug_model.py" "$work"
 check "a TorchScript model with data" env NODE_PATH="$npm_dir/node_modules" timeout 180 \
   node "$here/dap_model_test.js" "$tfdebug" "$work"
+check "the extension's hovers read the run's shapes.json" node "$here/vscode_shapes_test.js" "$work/dap_run/shapes.json"
 check "the extension manifest contributes the tfdebug debugger running 'tfdebug dap'" node -e '
 const m = require(process.argv[1]);
 const d = m.contributes.debuggers[0];
 if (d.type !== "tfdebug" || d.args[0] !== "dap" || !m.categories.includes("Debuggers")) process.exit(1);
 if (!("fault" in d.configurationAttributes.launch.properties)) process.exit(1);
+if (!("model" in d.configurationAttributes.launch.properties) || m.main !== "./extension.js") process.exit(1);
 ' "$(cd "$here/../../editors/vscode" && pwd)/package.json"
 # A launch with a bad fault: exit 2 after the terminated and exited events, one line on stderr.
 frame() { printf 'Content-Length: %d\r\n\r\n%s' "${#1}" "$1"; }
