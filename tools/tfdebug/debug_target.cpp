@@ -48,7 +48,8 @@ DebugTarget::DebugTarget(const DebugTargetOptions& options)
 DebugTarget::~DebugTarget() = default;
 
 std::string DebugTarget::description() const {
-  const std::string run = "tier " + options_.tier + "; " + std::to_string(steps_) + " steps";
+  const std::string run =
+      "tier " + options_.tier + "; " + std::to_string(steps_) + (steps_ == 1 ? " step" : " steps");
   if (model_->script) {
     std::string shape;
     for (const std::int64_t d : model_->script->input_shape())
