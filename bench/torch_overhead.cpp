@@ -12,8 +12,8 @@
 // or zoo (each of the five). --modes picks the modes to run, comma separated, from: off, floor,
 // watch-null, watch, diagnose-null, diagnose, anomaly, profiler, profiler-no-memory ("off"
 // always runs: the ratios are to it; also watch-metrics, watch-slow-sink, diagnose-breakpoints,
-// diagnose-metrics: diagnose with a sink that wants step metrics, as the live dashboard does).
-// Default: all but the two profiler modes.
+// diagnose-metrics: diagnose with a sink that wants step metrics, as the live dashboard does;
+// diagnose-shapes). Default: all but the two profiler modes.
 #include <ATen/Parallel.h>
 #include <ATen/record_function.h>
 #include <torch/csrc/autograd/anomaly_mode.h>
@@ -31,6 +31,7 @@
 
 #include "demo_model.hpp"
 #include "tfdebug/ide/debugger.hpp"
+#include "tfdebug/ide/shape_recorder.hpp"
 #include "tfdebug/session/session.hpp"
 #include "tfdebug/torch/attach.hpp"
 #include "tfdebug/torch/profiler.hpp"
@@ -90,12 +91,22 @@ enum class Mode {
   watch_metrics,
   watch_slow_sink,
   diagnose_breakpoints,
+  diagnose_shapes,
   diagnose_metrics
 };
-constexpr Mode kModes[] = {Mode::off,           Mode::floor,           Mode::watch_null,
-                           Mode::watch,         Mode::diagnose_null,   Mode::diagnose,
-                           Mode::anomaly,       Mode::profiler,        Mode::profiler_no_memory,
-                           Mode::watch_metrics, Mode::watch_slow_sink, Mode::diagnose_breakpoints,
+constexpr Mode kModes[] = {Mode::off,
+                           Mode::floor,
+                           Mode::watch_null,
+                           Mode::watch,
+                           Mode::diagnose_null,
+                           Mode::diagnose,
+                           Mode::anomaly,
+                           Mode::profiler,
+                           Mode::profiler_no_memory,
+                           Mode::watch_metrics,
+                           Mode::watch_slow_sink,
+                           Mode::diagnose_breakpoints,
+                           Mode::diagnose_shapes,
                            Mode::diagnose_metrics};
 // Names for --modes.
 const char* mode_key(Mode m) {
@@ -124,6 +135,8 @@ const char* mode_key(Mode m) {
       return "watch-slow-sink";
     case Mode::diagnose_breakpoints:
       return "diagnose-breakpoints";
+    case Mode::diagnose_shapes:
+      return "diagnose-shapes";
     case Mode::diagnose_metrics:
       return "diagnose-metrics";
   }
@@ -155,6 +168,8 @@ const char* mode_name(Mode m) {
       return "watch + 20 ms/event sink";
     case Mode::diagnose_breakpoints:
       return "diagnose + unhit breakpoints";
+    case Mode::diagnose_shapes:
+      return "diagnose + shapes export";
     case Mode::diagnose_metrics:
       return "diagnose + metrics sink";
   }
@@ -303,9 +318,11 @@ void measure(const Subject& subject, int rounds, std::int64_t steps) {
     if (mode == Mode::watch_null) r.sink = std::make_unique<NullSink>(tfdebug::Tier::watch);
     if (mode == Mode::diagnose_null) r.sink = std::make_unique<NullSink>(tfdebug::Tier::diagnose);
     if (mode == Mode::watch || mode == Mode::diagnose || mode == Mode::watch_metrics ||
-        mode == Mode::watch_slow_sink || mode == Mode::diagnose_breakpoints || mode == Mode::diagnose_metrics) {
+        mode == Mode::watch_slow_sink || mode == Mode::diagnose_breakpoints ||
+        mode == Mode::diagnose_shapes || mode == Mode::diagnose_metrics) {
       tfdebug::RunConfig run;  // every rule at its default; no run directory
-      run.tier = mode == Mode::diagnose || mode == Mode::diagnose_breakpoints || mode == Mode::diagnose_metrics
+      run.tier = mode == Mode::diagnose || mode == Mode::diagnose_breakpoints ||
+                         mode == Mode::diagnose_shapes || mode == Mode::diagnose_metrics
                      ? tfdebug::Tier::diagnose
                      : tfdebug::Tier::watch;
       auto session = std::make_unique<tfdebug::Session>(run);
@@ -321,6 +338,9 @@ void measure(const Subject& subject, int rounds, std::int64_t steps) {
           debugger->add(tfdebug::ide::parse_breakpoint(place));
         session->add_sink(debugger);
       }
+      // The shapes export (tfdebug::ide::ShapeRecorder, written by demo --out): every observation's
+      // shapes recorded; nothing written (no path), the recording is what the run pays.
+      if (mode == Mode::diagnose_shapes) session->add_sink(std::make_shared<tfdebug::ide::ShapeRecorder>());
       r.sink = std::move(session);
     }
     r.run(3);  // warm-up

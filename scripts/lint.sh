@@ -17,7 +17,8 @@ mapfile -t kernels < <(git grep -l 'define HWY_TARGET_INCLUDE' -- 'src/*.cpp')
 # as C++20 against libstdc++ 12 (IValue "not destructible" inside std::vector): GCC builds it
 # with -Werror, clang-tidy skips it. The other LibTorch TUs (src/torch/attach.cpp,
 # tools/tfdebug/cmd_demo.cpp) are checked in full (attach.cpp takes ~1 minute).
-# src/torch/torchscript_model.cpp (torch/script.h, for torch::jit::load) has the same trouble.
+# src/torch/torchscript_model.cpp and tools/tfdebug/script_trainer.cpp (torch/script.h, for
+# torch::jit::load) have the same trouble.
 # The interpretability models over LibTorch (interpret_model.cpp, rule_model.cpp,
 # rule_parameter_paths.cpp, torch_layer_model.cpp and the torchscript_*_model.cpp files) reach
 # the same IValue-in-std::vector instantiation through ATen's op and autograd headers.
@@ -25,7 +26,7 @@ mapfile -t kernels < <(git grep -l 'define HWY_TARGET_INCLUDE' -- 'src/*.cpp')
 unparsed=(tools/tfdebug/demo/demo_model.cpp tools/tfdebug/demo/zoo.cpp tools/tfdebug/graph_demo.cpp
   src/torch/torchscript_model.cpp src/torch/interpret_model.cpp src/torch/rule_model.cpp
   src/torch/rule_parameter_paths.cpp src/torch/torch_layer_model.cpp src/torch/torchscript_layer_model.cpp src/torch/torchscript_attention_model.cpp
-  src/torch/torchscript_rule_model.cpp tools/tfdebug/demo_target.cpp)
+  src/torch/torchscript_rule_model.cpp tools/tfdebug/demo_target.cpp tools/tfdebug/script_trainer.cpp)
 # attention_capture.cpp: bugprone-forward-declaration-namespace fires on caffe2::Tensor inside
 # LibTorch's own ATen/core/blob.h in this TU; it is checked with that one check off.
 relaxed=(src/torch/attention_capture.cpp)

@@ -183,10 +183,26 @@ std::string Breakpoint::text() const {
   }
   if (condition) out += " if " + condition->text();
   if (ignore > 0) out += " ignore " + std::to_string(ignore);
+  if (thread == kAnyThread) out += " thread any";
+  if (thread > 0) out += " thread " + std::to_string(thread);
   if (once) out += " once";
   if (!enabled) out += " (disabled)";
   return out;
 }
+
+namespace {
+
+// "any" or a thread number (1 the first thread that observed).
+int parse_thread(std::string_view word) {
+  if (word == "any") return Breakpoint::kAnyThread;
+  const auto n = detail::parse_integer(word);
+  if (!n || *n < 1 || *n > 1000000)
+    throw Error("break: thread expects a thread number (1, 2, ...) or 'any', got '" + std::string(word) +
+                "'");
+  return static_cast<int>(*n);
+}
+
+}  // namespace
 
 Breakpoint parse_breakpoint(std::string_view text) {
   Breakpoint b;
@@ -203,6 +219,9 @@ Breakpoint parse_breakpoint(std::string_view text) {
       if (tail_words.back() == "once") {
         b.once = true;
         tail_words.pop_back();
+      } else if (tail_words.size() >= 2 && tail_words[tail_words.size() - 2] == "thread") {
+        b.thread = parse_thread(tail_words.back());
+        tail_words.resize(tail_words.size() - 2);
       } else if (tail_words.size() >= 2 && tail_words[tail_words.size() - 2] == "ignore") {
         const auto n = detail::parse_integer(tail_words.back());
         if (!n || *n < 0)
@@ -231,6 +250,9 @@ Breakpoint parse_breakpoint(std::string_view text) {
       if (!n || *n < 0) throw Error("break: ignore expects a count >= 0");
       b.ignore = *n;
       ++i;
+    } else if (w == "thread") {
+      if (i + 1 == words.size()) throw Error("break: thread expects a thread number (1, 2, ...) or 'any'");
+      b.thread = parse_thread(words[++i]);
     } else if (w == "exit") {
       b.at_exit = true;
     } else if (w == "entry") {

@@ -21,12 +21,14 @@ struct Help {
 const std::vector<std::pair<std::string, Help>>& help_table() {
   static const std::vector<std::pair<std::string, Help>> kTable = {
       {"break",
-       {"break PLACE [phase] [if CONDITION] [ignore N] [once]",
+       {"break PLACE [phase] [if CONDITION] [ignore N] [thread N|any] [once]",
         "Stop at PLACE: op GLOB (aten::log*), module GLOB [exit] (blocks.1.mlp), phase forward|backward|\n"
         "    optimizer, step N, nan | inf | nonfinite (the op that makes the first NaN/Inf from finite\n"
         "    inputs), finding [RULE]; or only 'if CONDITION' (any op). A phase word after the place\n"
         "    limits it to that phase. CONDITION: STAT OP NUMBER [and ...], STAT one of min max mean std\n"
-        "    abs_max l1 l2 count nan inf nonfinite zero negative positive (abs_max > 1e4, std < 1e-6)."}},
+        "    abs_max l1 l2 count nan inf nonfinite zero negative positive (abs_max > 1e4, std < 1e-6).\n"
+        "    thread N: only thread N (where says which); thread any: any thread, also while another\n"
+        "    steps (without it, a step is never taken over by another thread's breakpoint)."}},
       {"tbreak", {"tbreak PLACE ...", "Like break, once."}},
       {"cond", {"cond ID [CONDITION]", "Set (or, without one, remove) breakpoint ID's condition."}},
       {"ignore", {"ignore ID N", "Let breakpoint ID's next N hits pass."}},
@@ -55,7 +57,8 @@ const std::vector<std::pair<std::string, Help>>& help_table() {
       {"watch",
        {"watch [NAME | GLOB]",
         "Show a tensor's statistics at every stop; a glob over 'MODULE OP'\n"
-        "    ('blocks.1.mlp*', '*aten::log') keeps the last matching output's."}},
+        "    ('blocks.1.mlp*', '*aten::log') keeps the last matching output's, and the output\n"
+        "    itself (up to 2^20 values): watch N's is the tensor 'watchN' at a stop."}},
       {"unwatch", {"unwatch NAME", "Stop watching."}},
       {"findings", {"findings", "The findings of the rules so far."}},
       {"save", {"save NAME[INDEX] FILE.npy", "Write a tensor as a .npy file (numpy.load reads it)."}},
@@ -113,13 +116,20 @@ std::string breakpoint_list(const Debugger& debugger) {
 
 std::string watch_list(const Debugger& debugger, const Stop* stop) {
   std::string out;
+  int position = 0;
   for (const Watched& w : debugger.watched()) {
+    ++position;
     std::optional<TensorView> view = stop ? stop->tensor(split_index(w.name).name) : std::nullopt;
     if (view) {
       out += "watch " + w.name + ": " + stats_text(compute_stats(tensor_of(*stop, w.name))) + "\n";
     } else if (w.stats) {
       out += "watch " + w.name + ": " + stats_text(*w.stats) + "  (" + w.where + ", step " +
-             std::to_string(w.step) + ")\n";
+             std::to_string(w.step) + ")";
+      if (w.value)
+        out += "  kept as watch" + std::to_string(position) + " " + w.value->view().describe();
+      else
+        out += "  not kept (" + std::to_string(w.numel) + " values)";
+      out += "\n";
     } else {
       out += "watch " + w.name + ": not seen yet\n";
     }
@@ -136,7 +146,9 @@ std::string where_text(const Stop& stop) {
     out.append("#").append(std::to_string(depth++)).append(" ").append(*it).append("\n");
   }
   out.append("#").append(std::to_string(depth)).append(" (model)\n");
-  out += "phase " + std::string(phase_name(stop.phase())) + ", step " + std::to_string(stop.step()) + "\n";
+  out += "phase " + std::string(phase_name(stop.phase())) + ", step " + std::to_string(stop.step());
+  if (stop.thread() > 0) out += ", thread " + std::to_string(stop.thread());
+  out += "\n";
   return out;
 }
 

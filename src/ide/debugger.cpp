@@ -15,17 +15,20 @@ namespace tfdebug::ide {
 namespace {
 
 struct ThreadPlace {
-  const Debugger* owner = nullptr;
+  // The Debugger's serial number, not its address: a new Debugger at a freed one's address
+  // starts afresh (thread numbers, module, phase).
+  std::uint64_t owner = 0;
   std::string module;
   Phase phase = Phase::forward;
   std::int64_t step = -1;
+  int number = 0;  // 1, 2, ... in the order threads first observed (Debugger::threads_)
   // The stop pause_at asked for, until on_pause takes it.
   std::optional<StopReason> pending;
   std::vector<Finding> pending_raised;
 };
 thread_local ThreadPlace t_place;
 
-ThreadPlace& place_of(const Debugger* debugger) {
+ThreadPlace& place_of(std::uint64_t debugger) {
   ThreadPlace& p = t_place;
   if (p.owner != debugger) {
     p = ThreadPlace{};
@@ -75,6 +78,7 @@ std::vector<std::string> Stop::tensor_names() const {
   std::vector<std::string> names = {"output"};
   for (std::size_t i = 0; i < point_.inputs().size(); ++i) names.push_back("input" + std::to_string(i));
   for (std::string& name : point_.tensor_names()) names.push_back(std::move(name));
+  for (const Kept& k : kept_) names.push_back(k.name);
   return names;
 }
 
@@ -91,10 +95,18 @@ std::optional<TensorView> Stop::tensor(std::string_view name) const {
     if (digits && index < point_.inputs().size()) return point_.inputs()[index];
     if (digits) return std::nullopt;
   }
+  for (const Kept& k : kept_) {
+    if (k.name == name) return k.value->view();
+  }
   return point_.tensor(name);
 }
 
-Debugger::Debugger(Handler handler) : handler_(std::move(handler)) {}
+namespace {
+std::atomic<std::uint64_t> g_debuggers{0};  // serial numbers of Debuggers
+}  // namespace
+
+Debugger::Debugger(Handler handler)
+    : handler_(std::move(handler)), serial_(g_debuggers.fetch_add(1, std::memory_order_relaxed) + 1) {}
 Debugger::~Debugger() = default;
 
 void Debugger::refresh_armed() {
@@ -167,7 +179,9 @@ void Debugger::watch(std::string name) {
   for (const Watched& w : watches_) {
     if (w.name == name) return;
   }
-  watches_.push_back({std::move(name), std::nullopt, -1, {}});
+  Watched w;
+  w.name = std::move(name);
+  watches_.push_back(std::move(w));
   refresh_armed();
 }
 
@@ -213,12 +227,17 @@ void Debugger::update_watches(const Observation& o) {
     w.stats = compute_stats(o.value);  // the Session's may hold the counts only
     w.step = o.step;
     w.where = key;
+    // The tensor itself, copied (the producer's memory is gone or rewritten by the next stop);
+    // an earlier copy still shown at a stop lives on through its shared_ptr.
+    w.numel = o.value.numel();
+    w.value = w.numel <= Watched::kWatchKeepValues ? std::make_shared<const Tensor>(Tensor::copy_of(o.value))
+                                                   : nullptr;
   }
 }
 
 std::optional<StopReason> Debugger::match(const Observation& o, const Stats& stats,
                                           std::span<const Finding> raised) {
-  ThreadPlace& place = place_of(this);
+  ThreadPlace& place = place_of(serial_);
   std::optional<Stats> full;  // measured here, once, when a condition reads moments
   const auto measured = [&](const Condition& c) -> const Stats& {
     if (!c.needs_moments()) return stats;
@@ -228,8 +247,13 @@ std::optional<StopReason> Debugger::match(const Observation& o, const Stats& sta
   std::optional<StopReason> reason;
   int spent = 0;  // a one-shot breakpoint that stopped
   const bool op = o.role == Role::output;
+  // Note [Threads of a breakpoint]: while a thread steps, a breakpoint without a thread of its
+  // own stops only that thread, so that another thread's op never takes the step over.
+  const bool stepping_elsewhere =
+      stepping_.mode != Resume::continue_run && stepping_.thread != std::this_thread::get_id();
   for (Breakpoint& b : breakpoints_) {
     if (!b.enabled) continue;
+    if (b.thread > 0 ? b.thread != place.number : b.thread == 0 && stepping_elsewhere) continue;
     // A module is left in the phase it was in (Note [Where a thread is]).
     const Phase phase = b.kind == BreakKind::module && b.at_exit ? place.phase : o.phase;
     if (b.phase && b.kind != BreakKind::phase && phase != *b.phase) continue;
@@ -264,8 +288,15 @@ std::optional<StopReason> Debugger::match(const Observation& o, const Stats& sta
         break;
       case BreakKind::nonfinite: {
         const bool bad = (b.nan && stats.nan > 0) || (b.inf && stats.pos_inf + stats.neg_inf > 0);
-        // The producer, not an op that passed a bad value on or a mask filled with -inf.
-        at = bad && o.role == Role::output && !o.filled && o.resolve_inputs_finite().value_or(true);
+        if (!bad || o.role != Role::output || o.filled) break;
+        // The producer, not an op that passed a bad value on or a mask filled with -inf; or the
+        // first op that received it from the step's input data (every bad input value came
+        // from outside the step's ops: Note [Inputs from outside] in src/torch/op_path.cpp).
+        const std::optional<InputKinds> kinds = o.resolve_input_kinds();
+        const bool from_data =
+            kinds && !kinds->finite() && kinds->nan == kinds->outside_nan && kinds->inf == kinds->outside_inf;
+        at = !kinds || kinds->finite() || from_data;
+        if (from_data) where = "received from the input data";
         break;
       }
       case BreakKind::finding:
@@ -311,7 +342,8 @@ std::optional<StopReason> Debugger::match(const Observation& o, const Stats& sta
 }
 
 bool Debugger::pause_at(const Observation& o, const Stats& stats, std::span<const Finding> raised) {
-  ThreadPlace& place = place_of(this);
+  ThreadPlace& place = place_of(serial_);
+  if (place.number == 0) place.number = threads_.fetch_add(1, std::memory_order_relaxed) + 1;
   if (o.role == Role::output && place.module != o.module) {
     const std::lock_guard lock(mutex_);
     if (!o.module.empty() && modules_.size() < 100000) modules_.emplace(o.module);
@@ -341,7 +373,7 @@ bool Debugger::pause_at(const Observation& o, const Stats& stats, std::span<cons
 }
 
 void Debugger::on_pause(const PausePoint& point) {
-  ThreadPlace& place = place_of(this);
+  ThreadPlace& place = place_of(serial_);
   if (!place.pending) return;
   StopReason reason = std::move(*place.pending);
   place.pending.reset();
@@ -352,7 +384,14 @@ void Debugger::on_pause(const PausePoint& point) {
     refresh_armed();
   }
   stops_.fetch_add(1, std::memory_order_relaxed);
-  const Stop stop(point, std::move(reason), std::move(place.pending_raised));
+  std::vector<Stop::Kept> kept;
+  {
+    const std::lock_guard lock(mutex_);
+    for (std::size_t i = 0; i < watches_.size(); ++i) {
+      if (watches_[i].value) kept.push_back({"watch" + std::to_string(i + 1), watches_[i].value});
+    }
+  }
+  const Stop stop(point, std::move(reason), std::move(place.pending_raised), place.number, std::move(kept));
   Resume resume = Resume::continue_run;
   try {
     resume = handler_(stop);

@@ -35,7 +35,25 @@ class ProbePausePoint final : public PausePoint {
   std::span<const TensorView> inputs_;
 };
 
-void deliver(ObservationSink& sink, const Observation& o, std::span<const TensorView> inputs = {}) {
+// The caller's input views, for consumers of their shapes (inputs_finite is set beside it).
+class ProbeInputs final : public InputsCheck {
+ public:
+  explicit ProbeInputs(std::span<const TensorView> inputs) : inputs_(inputs) {}
+  std::optional<bool> inputs_finite() const override {
+    for (const TensorView& input : inputs_) {
+      if (is_floating(input.dtype()) && !all_finite(input)) return false;
+    }
+    return true;
+  }
+  std::vector<TensorView> input_views() const override { return {inputs_.begin(), inputs_.end()}; }
+
+ private:
+  std::span<const TensorView> inputs_;
+};
+
+void deliver(ObservationSink& sink, Observation o, std::span<const TensorView> inputs = {}) {
+  const ProbeInputs probe_inputs(inputs);
+  if (!inputs.empty()) o.inputs = &probe_inputs;
   if (sink.observe(o).pause) sink.pause(ProbePausePoint(o, inputs));
 }
 

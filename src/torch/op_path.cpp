@@ -327,6 +327,13 @@ class CallInputs final : public InputsCheck {
     }
     return kinds;
   }
+  std::vector<TensorView> input_views() const override {
+    std::vector<TensorView> views;
+    for (std::size_t i = 0; i < call_.input_count; ++i) {
+      if (auto view = view_of(call_.inputs[i])) views.push_back(*view);
+    }
+    return views;
+  }
 
  private:
   bool from_outside(const at::Tensor& input) const {

@@ -24,7 +24,7 @@ check "nan: stopped at the breakpoint" grep -qx "stopped: breakpoint 1: nan" "$w
 check "nan: the op, its module, phase and step" \
   grep -qx "  aten::log in blocks.1.mlp  (forward, step 73)  f32\[32, 16, 64\]" "$work/nan.txt"
 check "nan: where shows the module stack" bash -c "grep -A6 -x '(tfdebug) where' '$work/nan.txt' | tr '\n' '|' |
-  grep -qF '#0 aten::log  f32[32, 16, 64]  (output)|#1 blocks.1.mlp|#2 blocks.1|#3 blocks|#4 (model)|phase forward, step 73|'"
+  grep -qF '#0 aten::log  f32[32, 16, 64]  (output)|#1 blocks.1.mlp|#2 blocks.1|#3 blocks|#4 (model)|phase forward, step 73, thread 1|'"
 check "nan: the input's statistics show the negative value" \
   grep -qE "^input0  f32\[32, 16, 64\]  f32 count 32768  min -[0-9.e-]+  .*  negative 1  zero 0  nan 0  inf 0$" "$work/nan.txt"
 check "nan: quit stops the run at step 73" grep -q "^run stopped by quit after 74 of 200 steps" "$work/nan.txt"
@@ -78,7 +78,7 @@ printf '%s\n' 'break op aten::mm* if abs_max > 1e30' 'break step 2' 'watch *aten
   'info watch' | console cond --demo --fault log --steps 4 --every 0
 check "cond: stopped only at step 2 (no mm reaches 1e30)" bash -c "[ \$(grep -c '^stopped: ' '$work/cond.txt') = 1 ] &&
   grep -qx 'stopped: breakpoint 2: step 2' '$work/cond.txt'"
-check "cond: the watched log's statistics" grep -qE "^watch \*aten::log: f32 count 32768  min .*\(blocks\.1\.mlp aten::log, step [12]\)$" "$work/cond.txt"
+check "cond: the watched log's statistics" grep -qE "^watch \*aten::log: f32 count 32768  min .*\(blocks\.1\.mlp aten::log, step [12]\)  kept as watch1 f32\[32, 16, 64\]$" "$work/cond.txt"
 check "cond: end of input, the run goes on to its end" bash -c "grep -qx 'end of input: the run goes on without stopping' '$work/cond.txt' &&
   grep -q '^run finished after 4 of 4 steps' '$work/cond.txt'"
 

@@ -224,5 +224,53 @@ TEST(Debugger, WatchesKeepTheLastStatisticsOfMatchingOutputs) {
   EXPECT_FALSE(debugger->unwatch("enc.lin mul"));
 }
 
+TEST(Debugger, WatchesKeepACopyOfTheLastMatchingOutput) {
+  Session session(config());
+  Script script;
+  std::vector<double> kept;  // watch1[1] at each stop
+  std::vector<std::string> names;
+  script.look = [&](const Stop& stop) {
+    const std::optional<TensorView> w = stop.tensor("watch1");
+    ASSERT_TRUE(w.has_value());
+    EXPECT_EQ(w->describe(), "f32[2, 2]");
+    kept.push_back(w->at({0, 1}));
+    names = stop.tensor_names();
+  };
+  auto debugger = attach_debugger(session, script);
+  debugger->watch("dec log");
+  debugger->add(parse_breakpoint("op grad_log"));
+  run(session, 3);
+  // y[1] = log(h[1] + 1) = log(0.5) in steps 0 and 1; log(-0.5) = NaN in step 2. The producer's
+  // vectors are gone by the time of the stop: these are the copies.
+  ASSERT_EQ(kept.size(), 3u);
+  EXPECT_EQ(kept[0], static_cast<double>(std::log(0.5F)));
+  EXPECT_EQ(kept[1], static_cast<double>(std::log(0.5F)));
+  EXPECT_TRUE(std::isnan(kept[2]));
+  EXPECT_EQ(names.back(), "watch1");
+  const std::vector<Watched> w = debugger->watched();
+  ASSERT_TRUE(w[0].value);
+  EXPECT_EQ(w[0].numel, 4);
+  EXPECT_EQ(w[0].step, 2);
+}
+
+TEST(Debugger, AWatchKeepsNoCopyOfATensorPastTheBound) {
+  Session session(config());
+  Script script;
+  auto debugger = attach_debugger(session, script);
+  debugger->watch("big*");
+  Probe probe(session);
+  std::vector<float> values(std::size_t(Watched::kWatchKeepValues) + 1, 1.5F);
+  probe.begin_step(0);
+  probe.observe("big.fill", Phase::forward,
+                TensorView(values.data(), DType::f32, {std::int64_t(values.size())}));
+  probe.end_step(1.0);
+  const std::vector<Watched> w = debugger->watched();
+  ASSERT_EQ(w.size(), 1u);
+  ASSERT_TRUE(w[0].stats);
+  EXPECT_EQ(w[0].stats->max, 1.5);
+  EXPECT_EQ(w[0].numel, Watched::kWatchKeepValues + 1);
+  EXPECT_FALSE(w[0].value);
+}
+
 }  // namespace
 }  // namespace tfdebug::ide

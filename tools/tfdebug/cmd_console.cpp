@@ -1,12 +1,13 @@
 // tfdebug console: the debugger's REPL (tfdebug::ide::console) around a training run of the demo
-// model: set breakpoints, run, stop at the op that made the first NaN, look at its inputs, step
-// (docs/debugger.md).
+// model or of a TorchScript model with data (debug_target.hpp): set breakpoints, run, stop at the
+// op that made the first NaN, look at its inputs, step (docs/debugger.md).
 #include <cstdio>
 #include <limits>
 #include <memory>
 #include <string>
 
 #include "commands.hpp"
+#include "debug_target.hpp"
 #include "demo_model.hpp"
 #include "demo_profile.hpp"
 #include "terminal.hpp"
@@ -14,58 +15,39 @@
 #include "tfdebug/ide/console.hpp"
 #include "tfdebug/session/console_sink.hpp"
 #include "tfdebug/session/session.hpp"
-#include "tfdebug/torch/attach.hpp"
 
 namespace tfdebug::cli {
 namespace {
 
 struct ConsoleCliOptions {
-  bool demo = false;
-  std::int64_t steps = 200;
-  std::uint64_t seed = 1;
-  std::string fault = "none";
-  std::string tier = "diagnose";
+  DebugTargetOptions target;
   std::int64_t every = 20;
 };
 
 int run_console(const ConsoleCliOptions& options) {
-  if (!options.demo) throw Error("console: expected --demo (the run to debug: the demo's transformer LM)");
-  demo::DemoConfig config;
-  config.steps = options.steps;
-  config.seed = options.seed;
-  const auto fault = demo::parse_fault(options.fault);
-  if (!fault)
-    throw Error("--fault: unknown fault '" + options.fault + "'; expected " + std::string(demo::kFaultNames));
-  config.fault = *fault;
-  if (options.tier != "watch" && options.tier != "diagnose")
-    throw Error("--tier: expected watch or diagnose, got '" + options.tier + "'");
-  if (config.steps < 1) throw Error("--steps: expected at least 1");
-  demo::DemoTrainer trainer(config);
-  std::printf(
-      "tfdebug console: demo transformer LM, %lld parameters; fault %s; tier %s; %lld steps; seed %llu\n",
-      static_cast<long long>(trainer.parameter_count()), options.fault.c_str(), options.tier.c_str(),
-      static_cast<long long>(config.steps), static_cast<unsigned long long>(config.seed));
+  const DebugTarget target(options.target);
+  std::printf("tfdebug console: %s\n", target.description().c_str());
   RunConfig run;
   // Breakpoints on ops need every op observed: diagnose (the default here).
-  run.tier = options.tier == "watch" ? Tier::watch : Tier::diagnose;
+  run.tier = target.tier();
   Session session(run);
   session.add_sink(std::make_shared<ConsoleSink>(stdout, use_colour(stdout)));
+  target.add_sinks(session);
   const auto console = ide::console(session);
   std::int64_t steps_run = 0;
   if (!console->aborted()) {
-    auto debug = tfdebug::torch::attach(session, trainer.model());
-    for (std::int64_t step = 0; step < config.steps && !console->aborted(); ++step) {
-      const double loss = debug.step(step, [&] { return trainer.train_step(); })
-                              .value_or(std::numeric_limits<double>::quiet_NaN());
-      ++steps_run;
-      if (options.every > 0 && (step % options.every == 0 || step + 1 == config.steps))
-        std::printf("step %5lld  loss %s\n", static_cast<long long>(step), loss_text(loss).c_str());
-    }
+    steps_run = target.run(
+        session, [&] { return console->aborted(); },
+        [&](std::int64_t step, std::optional<double> loss) {
+          if (options.every > 0 && (step % options.every == 0 || step + 1 == target.steps()))
+            std::printf("step %5lld  loss %s\n", static_cast<long long>(step),
+                        loss_text(loss.value_or(std::numeric_limits<double>::quiet_NaN())).c_str());
+        });
   }
   const RunSummary summary = session.finish();
   std::printf("%s after %lld of %lld steps; %zu findings; stopped %lld time(s)\n",
               console->aborted() ? "run stopped by quit" : "run finished", static_cast<long long>(steps_run),
-              static_cast<long long>(config.steps), summary.findings.size(),
+              static_cast<long long>(target.steps()), summary.findings.size(),
               static_cast<long long>(console->debugger()->stops()));
   std::fflush(stdout);
   return 0;
@@ -79,14 +61,27 @@ void register_console(CLI::App& app, int& exit_code) {
       app.add_subcommand("console",
                          "Debug a training run interactively: breakpoints on ops, modules, the first NaN, "
                          "statistics; step; inspect tensors (docs/debugger.md)");
-  cmd->add_flag("--demo", options->demo, "Run the demo's transformer LM (tfdebug demo) under the console");
-  cmd->add_option("--steps", options->steps, "Training steps")->capture_default_str();
-  cmd->add_option("--seed", options->seed, "Random seed (weights and data)")->capture_default_str();
-  cmd->add_option("--fault", options->fault, "Injected fault: " + std::string(demo::kFaultNames))
+  cmd->add_flag("--demo", options->target.demo,
+                "Run the demo's transformer LM (tfdebug demo) under the console");
+  cmd->add_option("--model", options->target.model,
+                  "Or a TorchScript model (torch.jit.script(model).save(path)) run on --input");
+  cmd->add_option("--input", options->target.input,
+                  "--model's input: a .npy array (floats as f32, integers as i64)");
+  cmd->add_option("--labels", options->target.labels,
+                  "--model's class indices (.npy): adds a cross-entropy loss and its backward to each step");
+  cmd->add_option("--steps", options->target.steps,
+                  "Training steps (default: 200 for --demo, 1 for --model)");
+  cmd->add_option("--seed", options->target.seed, "--demo: random seed (weights and data)")
       ->capture_default_str();
-  cmd->add_option("--tier", options->tier,
+  cmd->add_option("--fault", options->target.fault,
+                  "--demo: injected fault: " + std::string(demo::kFaultNames))
+      ->capture_default_str();
+  cmd->add_option("--tier", options->target.tier,
                   "What tfdebug observes: watch or diagnose (op breakpoints need diagnose)")
       ->capture_default_str();
+  cmd->add_option("--out", options->target.out,
+                  "Write OUT/shapes.json when the run ends: every tensor's shape and dtype by module "
+                  "(docs/debugger.md)");
   cmd->add_option("--every", options->every, "Print the loss every N steps (0: never)")
       ->capture_default_str();
   cmd->footer(

@@ -1,7 +1,9 @@
 // tfdebug dap: a Debug Adapter Protocol server (tfdebug::ide::DapServer) around a training run of
-// the demo model, for VS Code and other DAP clients: on standard input and output (what an editor
-// spawns), or on a loopback TCP port (docs/debugger.md). The launch request's arguments choose the
-// run: {"fault": "log", "steps": 200, "seed": 1, "tier": "diagnose"}.
+// the demo model or of a TorchScript model with data (debug_target.hpp), for VS Code and other DAP
+// clients: on standard input and output (what an editor spawns), or on a loopback TCP port
+// (docs/debugger.md). The launch request's arguments choose the run: {"fault": "log", "steps":
+// 200, "seed": 1, "tier": "diagnose", "out": "run"} or {"model": "m.pt", "input": "x.npy",
+// "labels": "y.npy"}.
 #include <cstdio>
 #include <limits>
 #include <memory>
@@ -9,11 +11,10 @@
 #include <string>
 
 #include "commands.hpp"
-#include "demo_model.hpp"
+#include "debug_target.hpp"
 #include "tfdebug/core/error.hpp"
 #include "tfdebug/ide/dap.hpp"
 #include "tfdebug/session/session.hpp"
-#include "tfdebug/torch/attach.hpp"
 
 namespace tfdebug::cli {
 namespace {
@@ -33,26 +34,41 @@ int run_dap(const DapCliOptions& options) {
   session.add_sink(server->findings_sink());
   if (!server->wait_for_start()) return 0;  // the client left before configurationDone
   const nlohmann::json args = nlohmann::json::parse(server->launch_arguments(), nullptr, false);
-  demo::DemoConfig config;
-  config.steps = args.value("steps", std::int64_t{200});
-  config.seed = args.value("seed", std::uint64_t{1});
-  const std::string fault_name = args.value("fault", std::string("none"));
-  const auto fault = demo::parse_fault(fault_name);
-  const std::string tier = args.value("tier", std::string("diagnose"));
   int exit_code = 0;
-  if (!fault || config.steps < 1 || (tier != "watch" && tier != "diagnose")) {
-    std::fprintf(stderr,
-                 "tfdebug dap: launch: expected fault one of %s, steps >= 1, tier watch or diagnose\n",
-                 std::string(demo::kFaultNames).c_str());
+  try {
+    DebugTargetOptions launch;
+    const auto text = [&](const char* key, std::string fallback) {
+      const auto it = args.find(key);
+      if (it == args.end()) return fallback;
+      if (!it->is_string()) throw Error(std::string(key) + " expects a string");
+      return it->get<std::string>();
+    };
+    const auto integer = [&](const char* key, std::int64_t fallback) {
+      const auto it = args.find(key);
+      if (it == args.end()) return fallback;
+      if (!it->is_number_integer()) throw Error(std::string(key) + " expects an integer");
+      return it->get<std::int64_t>();
+    };
+    if (!args.is_object() && !args.is_null()) throw Error("expected an object of arguments");
+    launch.model = text("model", "");
+    launch.input = text("input", "");
+    launch.labels = text("labels", "");
+    launch.demo = launch.model.empty();
+    launch.steps = integer("steps", -1);
+    const std::int64_t seed = integer("seed", 1);
+    if (seed < 0) throw Error("seed expects an integer >= 0");
+    launch.seed = static_cast<std::uint64_t>(seed);
+    launch.fault = text("fault", "none");
+    launch.tier = text("tier", "diagnose");
+    launch.out = text("out", "");
+    const DebugTarget target(launch);
+    session.set_tier(target.tier());
+    target.add_sinks(session);
+    (void)target.run(
+        session, [&] { return server->debugger()->aborted(); }, [](std::int64_t, std::optional<double>) {});
+  } catch (const Error& e) {
+    std::fprintf(stderr, "tfdebug dap: launch: %s\n", e.what());
     exit_code = 2;
-  } else {
-    config.fault = *fault;
-    session.set_tier(tier == "watch" ? Tier::watch : Tier::diagnose);
-    demo::DemoTrainer trainer(config);
-    auto debug = tfdebug::torch::attach(session, trainer.model());
-    for (std::int64_t step = 0; step < config.steps && !server->debugger()->aborted(); ++step) {
-      (void)debug.step(step, [&] { return trainer.train_step(); });
-    }
   }
   session.finish();
   server->finish(exit_code);
@@ -71,7 +87,10 @@ void register_dap(CLI::App& app, int& exit_code) {
                   "Listen on 127.0.0.1:PORT for one client instead of speaking on standard input and output "
                   "(0: a free port, printed on stderr)")
       ->check(CLI::Range(0, 65535));
-  cmd->footer("The launch request's arguments: fault, steps, seed, tier (as tfdebug demo's options).");
+  cmd->footer(
+      "The launch request's arguments: fault, steps, seed, tier (as tfdebug demo's options), or model, "
+      "input, "
+      "labels (a TorchScript model with data, as tfdebug console's); out: a folder for shapes.json.");
   cmd->callback([options, &exit_code] { exit_code = run_dap(*options); });
 }
 

@@ -23,6 +23,7 @@
 #include "tfdebug/export/run_plots.hpp"
 #include "tfdebug/export/tensorboard_sink.hpp"
 #include "tfdebug/export/xlsx_sink.hpp"
+#include "tfdebug/ide/shape_recorder.hpp"
 #include "tfdebug/serve/dashboard.hpp"
 #include "tfdebug/session/console_sink.hpp"
 #include "tfdebug/session/session.hpp"
@@ -139,6 +140,9 @@ int run_demo(const DemoOptions& options) {
     session.add_sink(
         std::make_shared<JsonlMetricsSink>(std::filesystem::path(options.out) / "metrics.jsonl"));
     session.add_sink(std::make_shared<CsvMetricsSink>(std::filesystem::path(options.out) / "metrics.csv"));
+    // Every tensor's shape and dtype by module, for editors (docs/debugger.md).
+    session.add_sink(
+        std::make_shared<ide::ShapeRecorder>((std::filesystem::path(options.out) / "shapes.json").string()));
   }
   if (!options.tensorboard.empty()) session.add_sink(std::make_shared<TensorBoardSink>(options.tensorboard));
   if (!options.mlflow.empty()) {

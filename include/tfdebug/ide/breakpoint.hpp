@@ -57,6 +57,7 @@ enum class BreakKind : std::uint8_t {
 std::string_view break_kind_name(BreakKind kind) noexcept;
 
 struct Breakpoint {
+  static constexpr int kAnyThread = -1;
   int id = 0;  // given by Debugger::add
   BreakKind kind = BreakKind::any;
   std::string pattern;                 // op glob, module path glob or rule glob
@@ -67,6 +68,11 @@ struct Breakpoint {
   std::optional<Condition> condition;  // also needs this to hold of the observed tensor
   std::int64_t ignore = 0;             // hits that do not stop (then it stops)
   bool once = false;                   // deleted after it stopped once
+  // Which threads it stops (threads are numbered 1, 2, ... in the order they first observed,
+  // Debugger::thread_number): 0, the default: any thread, except that while a thread steps
+  // (next, step, finish) only that thread; kAnyThread: any thread, also while another steps;
+  // N > 0: only thread N.
+  int thread = 0;
   bool enabled = true;
   std::int64_t hits = 0;  // times place and condition matched (including the ignored ones)
 
@@ -77,7 +83,8 @@ struct Breakpoint {
 // A breakpoint from the console's text: `op GLOB`, `module GLOB [exit] [forward|backward]`,
 // `phase forward|backward|optimizer`, `step N`, `nan`, `inf`, `nonfinite`, `finding [RULE]`,
 // or a bare glob (an op when it holds "::", a module otherwise), each optionally followed by
-// `if CONDITION`, `ignore N` and `once`; or only `if CONDITION` (any op). Throws tfdebug::Error.
+// `if CONDITION`, `ignore N`, `thread N|any` and `once`; or only `if CONDITION` (any op). Throws
+// tfdebug::Error.
 Breakpoint parse_breakpoint(std::string_view text);
 
 // Shell-style glob: '*' any run of characters, '?' one character; everything else literal.

@@ -14,7 +14,9 @@
 //
 // The handler runs on the stopped thread (the training thread, or the thread running backward),
 // with no lock of the Session held; stops of several threads are taken one at a time. Stepping
-// follows the thread that stopped last: another thread's ops never end a step.
+// follows the thread that stopped last: another thread's ops never end a step, and while a thread
+// steps, breakpoints stop no other thread unless they say so (Breakpoint::thread: `thread any`,
+// `thread 2`).
 #pragma once
 
 #include <atomic>
@@ -28,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "tfdebug/core/tensor.hpp"
 #include "tfdebug/ide/breakpoint.hpp"
 #include "tfdebug/session/sink.hpp"
 
@@ -50,25 +53,41 @@ struct StopReason {
   std::string text;    // "breakpoint 1: op aten::log*", "next op", "entered blocks.1.mlp"
 };
 
-// A statistic of a watched tensor, as last seen.
+// A watched tensor, as last seen: its statistics and, when it held at most kWatchKeepValues
+// values, a copy of the tensor itself (a glob's last matching output).
 struct Watched {
+  static constexpr std::int64_t kWatchKeepValues = std::int64_t{1} << 20;  // 4 MiB of f32
   std::string name;            // the watch expression: a tensor name or a module/op glob
   std::optional<Stats> stats;  // nullopt until it was seen
   std::int64_t step = -1;
-  std::string where;  // "blocks.1.mlp aten::log" for an op glob
+  std::string where;                    // "blocks.1.mlp aten::log" for an op glob
+  std::shared_ptr<const Tensor> value;  // the last matching output (null: none yet, or too large)
+  std::int64_t numel = 0;               // its number of values (also when too large to keep)
 };
 
 // The stopped frame; valid only during the handler call.
 class Stop {
  public:
-  Stop(const PausePoint& point, StopReason reason, std::vector<Finding> raised)
-      : point_(point), reason_(std::move(reason)), raised_(std::move(raised)) {}
+  // A watch's kept tensor, shown at a stop as "watch1", "watch2" ... (the watch's position).
+  struct Kept {
+    std::string name;
+    std::shared_ptr<const Tensor> value;
+  };
+  Stop(const PausePoint& point, StopReason reason, std::vector<Finding> raised, int thread = 0,
+       std::vector<Kept> kept = {})
+      : point_(point),
+        reason_(std::move(reason)),
+        raised_(std::move(raised)),
+        thread_(thread),
+        kept_(std::move(kept)) {}
 
   const PausePoint& point() const noexcept { return point_; }
   const Observation& observation() const noexcept { return point_.observation(); }
   const StopReason& reason() const noexcept { return reason_; }
   std::int64_t step() const noexcept { return observation().step; }
   Phase phase() const noexcept { return observation().phase; }
+  // The stopped thread's number (1, 2, ...: Debugger::thread_number); 0 when unknown.
+  int thread() const noexcept { return thread_; }
   std::string module() const { return std::string(observation().module); }
   std::string op() const { return std::string(observation().op); }
   // "blocks", "blocks.1", "blocks.1.mlp": the module path chain, outermost first.
@@ -77,7 +96,7 @@ class Stop {
   const std::vector<Finding>& raised() const noexcept { return raised_; }
 
   // Every tensor name this stop can show: "output", "input0" ... "inputN", then the producer's
-  // (parameters; their gradients as NAME.grad).
+  // (parameters; their gradients as NAME.grad), then the watches' kept tensors ("watch1" ...).
   std::vector<std::string> tensor_names() const;
   // A tensor by one of those names; nullopt for another name.
   std::optional<TensorView> tensor(std::string_view name) const;
@@ -86,6 +105,8 @@ class Stop {
   const PausePoint& point_;
   StopReason reason_;
   std::vector<Finding> raised_;
+  int thread_ = 0;
+  std::vector<Kept> kept_;
 };
 
 class Debugger final : public Sink {
@@ -107,8 +128,9 @@ class Debugger final : public Sink {
   std::vector<Breakpoint> breakpoints() const;
 
   // Watches: `name` is a tensor name of the stops (a parameter, NAME.grad) or a glob over
-  // "MODULE OP" of outputs ("blocks.1.mlp*", "*aten::log"): the latter's statistics are kept as
-  // the run goes, for the handler to show.
+  // "MODULE OP" of outputs ("blocks.1.mlp*", "*aten::log"): the latter's statistics, and a copy
+  // of the last matching output itself (at most Watched::kWatchKeepValues values), are kept as
+  // the run goes, for the handler to show; at a stop, watch N's copy is the tensor "watchN".
   void watch(std::string name);
   bool unwatch(std::string_view name);
   std::vector<Watched> watched() const;
@@ -125,6 +147,9 @@ class Debugger final : public Sink {
   // Module paths seen so far (for completion), sorted.
   std::vector<std::string> modules() const;
   std::int64_t stops() const noexcept { return stops_.load(std::memory_order_relaxed); }
+  // Threads are numbered 1, 2, ... in the order they first observed (for `break ... thread N`);
+  // the number of threads seen so far.
+  int threads() const noexcept { return threads_.load(std::memory_order_relaxed); }
   bool aborted() const noexcept { return aborted_.load(std::memory_order_relaxed); }
   bool detached() const noexcept { return detached_.load(std::memory_order_relaxed); }
 
@@ -148,7 +173,8 @@ class Debugger final : public Sink {
   void refresh_armed();
 
   Handler handler_;
-  mutable std::mutex mutex_;  // breakpoints_, watches_, findings_, modules_, stepping_
+  const std::uint64_t serial_;  // tells this Debugger's per-thread records from others'
+  mutable std::mutex mutex_;    // breakpoints_, watches_, findings_, modules_, stepping_
   std::vector<Breakpoint> breakpoints_;
   int next_id_ = 1;
   std::vector<Watched> watches_;
@@ -161,6 +187,7 @@ class Debugger final : public Sink {
   std::atomic<bool> aborted_{false};
   std::atomic<bool> detached_{false};
   std::atomic<std::int64_t> stops_{0};
+  std::atomic<int> threads_{0};
 };
 
 }  // namespace tfdebug::ide

@@ -66,6 +66,10 @@ class InputsCheck {
     if (!finite) return std::nullopt;
     return *finite ? InputKinds{} : InputKinds{1, 1, 0, 0};
   }
+  // The inputs the producer kept, for a consumer that reads their dtypes and shapes (the shapes
+  // export, tfdebug::ide::ShapeRecorder): the LibTorch adapter's are the op's floating-point
+  // inputs. Views valid only during the observe call. The default: none known.
+  virtual std::vector<TensorView> input_views() const { return {}; }
 
  protected:
   ~InputsCheck() = default;
