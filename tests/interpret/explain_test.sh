@@ -131,6 +131,22 @@ check "lime on tokens exits 0" test $? -eq 0
   --max-batch 9 --json >"$work/lime_text_remove.json"
 "$tfdebug" explain --model "$work/quadrant.pt" --input "$work/image.npy" --method lime --hide zero --seed 3 --json \
   >"$work/lime_image.json"
+# --bow: token 3 twice is one feature; both places get its weight (2 + 2), sklearn's Ridge on the
+# saved neighbourhood (one column per distinct token: 3, 5, 7, 2) gives the same coefficients.
+"$tfdebug" explain --model "$work/tokens.pt" --input tok:3,5,3,7,2 --method lime --seed 3 --bow \
+  --save-neighbourhood "$work/nb_bow.csv" --json >"$work/lime_bow.json"
+check "lime --bow on tokens: one weight for a repeated token, sklearn's Ridge on its neighbourhood" $py - "$work" <<'PY'
+import json, sys
+import numpy as np
+from sklearn.linear_model import Ridge
+w = sys.argv[1]
+a = json.load(open(f"{w}/lime_bow.json"))["attributions"]
+assert a[0] == a[2] and np.allclose(a, [4, -3, 4, 1, -1], atol=0.05), a
+d = np.loadtxt(f"{w}/nb_bow.csv", delimiter=",", skiprows=1)
+assert d.shape == (5000, 2 + 4), d.shape
+r = Ridge(alpha=1.0).fit(d[:, 2:], d[:, 1], sample_weight=d[:, 0])
+assert np.allclose([a[0], a[1], a[3], a[4]], r.coef_, rtol=1e-6, atol=1e-9), (a, r.coef_)
+PY
 check "lime on tokens: the weights' ranking, sklearn's Ridge; on an image: the quadrant read" $py - "$work" <<'PY'
 import json, sys
 import numpy as np

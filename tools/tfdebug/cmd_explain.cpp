@@ -70,6 +70,7 @@ struct ExplainArgs {
   std::int64_t delimiter = 0;
   float mask_token = 0;  // lime on tokens
   std::string token_masking = "replace";
+  bool bow = false;           // lime on tokens: one feature per token type
   std::string hide = "mean";  // lime on images
   std::int64_t count = 4;     // dice
   std::int64_t wanted_class = -1;
@@ -96,7 +97,8 @@ constexpr MethodInfo kMethods[] = {
     {"lime",
      "--samples 5000 around x, quartile bins of the --background rows (the training data, "
      "required), Ridge(alpha=1); a token input (tok:3,5,1): --samples 5000 with tokens hidden by "
-     "--token-masking (replace), kernel width 25; an image input ([C,H,W] or [H,W]): --samples 1000 "
+     "--token-masking (replace), kernel width 25, --bow for one feature per token type; an image input "
+     "([C,H,W] or [H,W]): --samples 1000 "
      "over quickshift superpixels, hidden ones --hide (mean), kernel width 0.25"},
     {"dice",
      "--count 4 diverse counterfactuals into --wanted-class (the runner-up), DiCE's loss by Adam "
@@ -163,6 +165,7 @@ interpret::LimeAttribution run_lime(interpret::ForwardModel& model, const Explai
     o.masking =
         args.token_masking == "remove" ? interpret::TokenMasking::remove : interpret::TokenMasking::replace;
     o.mask_token = args.mask_token;
+    o.bow = args.bow;
     o.seed = args.seed;
     o.max_batch = args.max_batch;
     o.keep_neighbourhood = keep;
@@ -693,6 +696,9 @@ void register_explain(CLI::App& app, int& exit_code) {
                   "lime on a token input (tok:3,5,1): replace hidden tokens by --mask-token, or remove them "
                   "(the rest close up, --mask-token pads)")
       ->capture_default_str();
+  cmd->add_flag("--bow", args->bow,
+                "lime on a token input: one feature per token type, every occurrence hidden together "
+                "(lime's bow=True); each position gets its token's weight");
   cmd->add_option("--mask-token", args->mask_token, "lime on a token input: the mask / padding token id")
       ->capture_default_str();
   cmd->add_option("--hide", args->hide, "lime on an image: hidden superpixels take their mean, or zero")
