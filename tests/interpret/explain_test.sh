@@ -121,6 +121,42 @@ check "dice text: the header, the metrics, the changed features with their names
   grep -qE '^  feature +input +#1 +#2' '$work/dice.txt' && grep -qE '^  [0-3] (sepal|petal) ' '$work/dice.txt' &&
   grep -qE '^  class +1 +2 +2' '$work/dice.txt'"
 
+# dice --categorical: petal length and width (2, 3) take only values the training rows have;
+# every counterfactual still in the wanted class by python3-torch; the distances count them by
+# mismatch. --categorical is dice's alone, and needs --background.
+explain --input "$work/x.npy" --method dice --background "$work/training.csv" --categorical 2,3 --seed 1 \
+  --json >"$work/dice_categorical.json"
+check "dice --categorical exits 0" test $? -eq 0
+check "dice --categorical: only the training rows' values, valid by python3-torch, mismatch distances" \
+  $py - "$work" <<'PY'
+import json, sys
+import numpy as np
+import torch
+w = sys.argv[1]
+j = json.load(open(f"{w}/dice_categorical.json"))
+rows = np.loadtxt(f"{w}/training.csv", delimiter=",", dtype=np.float32, ndmin=2)
+x = np.array(j["input"], dtype=np.float32)
+assert j["categorical"] == [2, 3], j["categorical"]
+allowed = [sorted(set(rows[:, c].tolist()) | {float(x[c])}) for c in (2, 3)]
+assert j["allowed"] == allowed, (j["allowed"], allowed)
+cfs = j["counterfactuals"]
+assert len(cfs) == 4
+model = torch.jit.load(f"{w}/iris_mlp.pt")
+with torch.no_grad():
+    out = model(torch.tensor([c["x"] for c in cfs], dtype=torch.float32))
+assert (out.argmax(1) == j["wanted_class"]).all() and all(c["valid"] for c in cfs), out
+scale = j["scale"]
+for c in cfs:
+    for k, col in enumerate((2, 3)):
+        assert c["x"][col] in allowed[k], (col, c["x"][col])
+    d = sum(abs(c["x"][i] - float(x[i])) / scale[i] for i in (0, 1)) + sum(c["x"][i] != float(x[i]) for i in (2, 3))
+    assert abs(d - c["distance"]) < 1e-6 * max(1, d), (d, c["distance"])
+PY
+explain --input "$work/x.npy" --method dice --background "$work/training.csv" --categorical 7 >/dev/null 2>"$work/err"
+check "dice --categorical 7 (4 features): exit 2, one line" bash -c "test $? -eq 2 && test \$(wc -l <'$work/err') -eq 1"
+explain --input "$work/x.npy" --method wachter --background "$work/training.csv" --categorical 2 >/dev/null 2>"$work/err"
+check "wachter --categorical: exit 2, one line" bash -c "test $? -eq 2 && test \$(wc -l <'$work/err') -eq 1"
+
 # LIME on tokens and on an image, with TorchScript models whose answers are known: a sum of a
 # weight per token, and a [1, 40, 40] image model that reads the top-left quadrant only.
 $py "$here/make_lime_models.py" "$work" || { echo "FAIL: make_lime_models.py"; exit 1; }

@@ -75,6 +75,7 @@ struct ExplainArgs {
   std::int64_t count = 4;     // dice
   std::int64_t wanted_class = -1;
   std::string immutable;
+  std::string categorical;  // dice: features set only to the training data's values
 };
 
 // The methods `explain` runs, with what they need and their defaults, for --help and errors.
@@ -102,7 +103,8 @@ constexpr MethodInfo kMethods[] = {
      "over quickshift superpixels, hidden ones --hide (mean), kernel width 0.25"},
     {"dice",
      "--count 4 diverse counterfactuals into --wanted-class (the runner-up), DiCE's loss by Adam "
-     "(lr 0.05, 500..5000 steps, --seed); MADs of --background rows; --immutable i,j"},
+     "(lr 0.05, 500..5000 steps, --seed); MADs of --background rows; --immutable i,j; "
+     "--categorical i,j (only the --background rows' values)"},
     {"wachter",
      "the closest counterfactual into --wanted-class (the runner-up), probability >= 0.55; "
      "MAD-weighted L1, lambda schedule; --background, --immutable"},
@@ -442,6 +444,7 @@ int run_explain(const ExplainArgs& args) {
     r.count = args.count;
     r.wanted_class = args.wanted_class;
     r.immutable = args.immutable;
+    r.categorical = args.categorical;
     r.seed = args.seed;
     r.names = split_names(args.feature_names.empty() ? input.header : args.feature_names);
     r.output = args.output;
@@ -711,6 +714,9 @@ void register_explain(CLI::App& app, int& exit_code) {
       "dice, wachter: the class the counterfactuals must get (default: the runner-up at the input)");
   cmd->add_option("--immutable", args->immutable,
                   "dice, wachter: features never changed, comma-separated indices");
+  cmd->add_option("--categorical", args->categorical,
+                  "dice: categorical features, comma-separated indices: set only to values the --background "
+                  "rows have, 1 per mismatch in proximity and diversity");
   cmd->add_flag("--evaluate", args->evaluate,
                 "Also measure the attributions: infidelity, sensitivity-max (the method run 10 more times), "
                 "deletion and insertion curves with their AUC (20 steps, towards zeros)");
