@@ -4,7 +4,10 @@
 // the median of the paired ratios over the rounds (the machine's speed drifts between rounds);
 // then the peak memory of Integrated Gradients with 20,000 steps, bounded by max_batch.
 //
-//   OPENBLAS_NUM_THREADS=1 interpret_bench [--rounds N]
+//   OPENBLAS_NUM_THREADS=1 interpret_bench [--rounds N] [--only METHOD]
+//
+// --only METHOD: only that row (its name as printed, e.g. lime or "lime (wider MLP)"), or
+// "memory" for the memory run alone.
 //
 // The model: an MLP of the digits' shape (64-128-64-10, tanh), random weights; for the memory
 // run, 12,288 inputs (a 3x64x64 image flattened).
@@ -79,6 +82,7 @@ struct Row {
 };
 
 void report(const Row& r) {
+  if (r.ratio.empty()) return;
   std::printf("%-22s %10.3f ms %10.3f ms %8.3fx\n", r.method, 1e3 * median(r.ours), 1e3 * median(r.bare),
               median(r.ratio));
 }
@@ -93,8 +97,12 @@ long peak_rss_mb() {
 
 int main(int argc, char** argv) {
   int rounds = 15;
-  for (int i = 1; i + 1 < argc; ++i)
+  std::string only;
+  for (int i = 1; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--rounds") == 0) rounds = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--only") == 0) only = argv[i + 1];
+  }
+  const auto wanted = [&](const char* method) { return only.empty() || only == method; };
   at::set_num_threads(1);
   torch::manual_seed(0);
   torch::nn::Sequential net = mlp(64);
@@ -133,6 +141,7 @@ int main(int argc, char** argv) {
   // that neither side always runs first.
   const auto measure = [&](Row& row, int calls, const std::function<void()>& ours,
                            const std::function<void()>& bare) {
+    if (!wanted(row.method)) return;
     for (int w = 0; w < 3; ++w) {
       ours();
       bare();
@@ -209,6 +218,7 @@ int main(int argc, char** argv) {
   report(li);
   report(lw);
 
+  if (!only.empty() && only != "memory") return 0;
   // Memory: IG with 20,000 steps of a 12,288-value input would hold 983 MB of points at once
   // (Captum's internal_batch_size=None); in batches of 64 it holds 64.
   torch::nn::Sequential big = mlp(12288);

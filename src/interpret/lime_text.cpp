@@ -1,5 +1,6 @@
 #include "tfdebug/interpret/lime_text.hpp"
 
+#include <algorithm>
 #include <numeric>
 #include <vector>
 
@@ -8,10 +9,22 @@
 
 namespace tfdebug::interpret {
 
-LimeAttribution lime_text(ForwardModel& model, std::span<const float> tokens, std::int64_t target,
-                          const LimeTextOptions& o) {
+LimeTextAttribution lime_text(ForwardModel& model, std::span<const float> tokens, std::int64_t target,
+                              const LimeTextOptions& o) {
   detail::check_example(model, tokens, target);
-  const std::size_t t = tokens.size();
+  // The features: the positions, or (bow) the distinct tokens; feature_of[j]: position j's.
+  std::vector<float> words;
+  std::vector<std::size_t> feature_of(tokens.size());
+  for (std::size_t j = 0; j < tokens.size(); ++j) {
+    if (!o.bow) {
+      feature_of[j] = j;
+      continue;
+    }
+    const auto seen = std::find(words.begin(), words.end(), tokens[j]);
+    feature_of[j] = static_cast<std::size_t>(seen - words.begin());
+    if (seen == words.end()) words.push_back(tokens[j]);
+  }
+  const std::size_t t = o.bow ? words.size() : tokens.size();
   detail::MaskSampling s;
   s.features = static_cast<std::int64_t>(t);
   s.samples = o.samples;
@@ -32,19 +45,27 @@ LimeAttribution lime_text(ForwardModel& model, std::span<const float> tokens, st
       z[order[i]] = 0;
     }
   };
+  const std::size_t length = tokens.size();
   s.build = [&](std::span<const double> z, std::span<float> row) {
     if (o.masking == TokenMasking::replace) {
-      for (std::size_t j = 0; j < t; ++j) row[j] = z[j] != 0 ? tokens[j] : o.mask_token;
+      for (std::size_t j = 0; j < length; ++j) row[j] = z[feature_of[j]] != 0 ? tokens[j] : o.mask_token;
       return;
     }
     std::size_t at = 0;
-    for (std::size_t j = 0; j < t; ++j)
-      if (z[j] != 0) row[at++] = tokens[j];
-    for (; at < t; ++at) row[at] = o.mask_token;
+    for (std::size_t j = 0; j < length; ++j)
+      if (z[feature_of[j]] != 0) row[at++] = tokens[j];
+    for (; at < length; ++at) row[at] = o.mask_token;
   };
-  LimeAttribution a = detail::lime_masks(model, target, s);
+  LimeTextAttribution a;
+  static_cast<LimeAttribution&>(a) = detail::lime_masks(model, target, s);
   a.method = "lime";
   a.shape = model.input_shape();
+  if (o.bow) {
+    a.words = std::move(words);
+    a.word_weights = a.values;
+    a.values.resize(length);
+    for (std::size_t j = 0; j < length; ++j) a.values[j] = a.word_weights[feature_of[j]];
+  }
   return a;
 }
 

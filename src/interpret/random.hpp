@@ -51,11 +51,23 @@ inline const ZigguratTables& ziggurat_tables() {
 
 class Stream {
  public:
-  Stream(std::uint64_t seed, std::uint64_t stream)
-      : state_(mix(seed ^ mix(stream + 0x632be59bd9b4e019ULL))), zig_(ziggurat_tables()) {}
+  Stream(std::uint64_t seed, std::uint64_t stream) : state_(start(seed, stream)), zig_(ziggurat_tables()) {}
+
+  // SplitMix64's increment, its output function, and stream (seed, stream)'s state before its
+  // first draw: the k-th next() (k = 1, 2, ...) is mix(start + k * kGamma), so a stream's draws can
+  // also be made side by side (Note [Rows of bin draws] in lime_bins.hpp).
+  static constexpr std::uint64_t kGamma = 0x9e3779b97f4a7c15ULL;
+  static std::uint64_t mix(std::uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  static std::uint64_t start(std::uint64_t seed, std::uint64_t stream) {
+    return mix(seed ^ mix(stream + 0x632be59bd9b4e019ULL));
+  }
 
   std::uint64_t next() {
-    state_ += 0x9e3779b97f4a7c15ULL;
+    state_ += kGamma;
     return mix(state_);
   }
   // Uniform in [0, 1), 53 bits.
@@ -93,11 +105,6 @@ class Stream {
       const double b = -std::log(1 - uniform());
       if (b + b >= a * a) return r + a;
     }
-  }
-  static std::uint64_t mix(std::uint64_t z) {
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
   }
   std::uint64_t state_;
   const ZigguratTables& zig_;

@@ -1,5 +1,7 @@
 #include "weighted_ridge.hpp"
 
+#include <bit>
+
 #include "linear_solve.hpp"
 
 namespace tfdebug::interpret::detail {
@@ -92,25 +94,36 @@ RidgeFit weighted_ridge(const BinaryRows& data, std::size_t features, std::span<
                         std::span<const double> weights, double alpha) {
   const std::size_t mm = features;
   Sums sums(mm);
+  std::vector<std::uint32_t> ones(mm);
+  // Row s's ones, in increasing order; returns how many.
+  const auto ones_of = [&](std::size_t s) {
+    std::size_t count = 0;
+    const std::span<const std::uint64_t> row = data.row(s);
+    for (std::size_t word = 0; word < row.size(); ++word)
+      for (std::uint64_t b = row[word]; b != 0; b &= b - 1)
+        ones[count++] = static_cast<std::uint32_t>(64 * word + static_cast<std::size_t>(std::countr_zero(b)));
+    return count;
+  };
   for (std::size_t s = 0; s < outputs.size(); ++s) {
     const double w = weights[s];
     const double wy = w * outputs[s];
     sums.wsum += w;
     sums.wy += wy;
-    const std::span<const std::uint32_t> ones = data.row(s);
-    for (std::size_t a = 0; a < ones.size(); ++a) {
+    const std::size_t count = ones_of(s);
+    for (std::size_t a = 0; a < count; ++a) {
       const std::size_t i = ones[a];
       sums.wx[i] += w;
       sums.aty[i] += wy;
       double* row = sums.ata.data() + i * mm;
-      for (std::size_t b = a; b < ones.size(); ++b) row[ones[b]] += w;
+      for (std::size_t b = a; b < count; ++b) row[ones[b]] += w;
     }
   }
   const double ybar = sums.wy / sums.wsum;
   RidgeFit fit = solve_centred(std::move(sums), alpha);
   score(fit, outputs, weights, ybar, [&](std::size_t s) {
     double f = fit.intercept;
-    for (const std::uint32_t j : data.row(s)) f += fit.coefficients[j];
+    const std::size_t count = ones_of(s);
+    for (std::size_t a = 0; a < count; ++a) f += fit.coefficients[ones[a]];
     return f;
   });
   return fit;

@@ -20,16 +20,14 @@ struct RidgeFit {
 RidgeFit weighted_ridge(std::span<const double> data, std::size_t features, std::span<const double> outputs,
                         std::span<const double> weights, double alpha);
 
-// 0/1 rows given by their ones (tabular LIME's discretised neighbourhood): row s's ones are
-// ones[offsets[s] .. offsets[s + 1]), feature indices in increasing order. The same fit as
-// weighted_ridge on the dense rows, in one pass over the ones (no rows x features matrix).
+// 0/1 rows as bits (tabular LIME's discretised neighbourhood): row s is words [s * words,
+// (s + 1) * words) of `bits`, feature j bit j % 64 of word j / 64. The same fit as weighted_ridge
+// on the dense rows, in one pass over the ones (no rows x features matrix).
 struct BinaryRows {
-  std::span<const std::uint32_t> ones;
-  std::vector<std::size_t> offsets{0};
-  std::size_t rows() const { return offsets.size() - 1; }
-  std::span<const std::uint32_t> row(std::size_t s) const {
-    return ones.subspan(offsets[s], offsets[s + 1] - offsets[s]);
-  }
+  std::span<const std::uint64_t> bits;
+  std::size_t words = 1;
+  std::size_t rows() const { return bits.size() / words; }
+  std::span<const std::uint64_t> row(std::size_t s) const { return bits.subspan(s * words, words); }
 };
 
 RidgeFit weighted_ridge(const BinaryRows& data, std::size_t features, std::span<const double> outputs,

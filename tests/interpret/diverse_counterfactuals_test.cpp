@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "test_models.hpp"
@@ -184,6 +185,105 @@ TEST(DiverseCounterfactuals, BadInputIsAClearError) {
   o.immutable = {};
   o.count = 0;
   EXPECT_THROW(diverse_counterfactuals(m, x, o), Error);
+}
+
+// Categorical features (DiCE's): set only to the training data's values, compared by mismatch.
+
+bool allowed(float v, const std::vector<float>& values) {
+  return std::find(values.begin(), values.end(), v) != values.end();
+}
+
+TEST(DiverseCounterfactuals, CategoricalFeaturesTakeOnlyTheTrainingDataValues) {
+  // The logistic model z = x0 - 2 x1 + 0.5 x2 - 1 at x = 0 (class 0); x1 categorical with the
+  // training values -1, 0, 0.5, 2: class 1 wants x1 low, and -1 is the only value below 0.
+  testing::FunctionModel m = logit();
+  DiverseCounterfactualOptions o;
+  const std::vector<float> codes = {-1, 0, 0.5f, 2};
+  for (std::size_t r = 0; r < 8; ++r) {
+    o.training.push_back(static_cast<float>(r % 3) - 1);  // x0: -1, 0, 1
+    o.training.push_back(codes[r % 4]);
+    o.training.push_back(static_cast<float>(r % 2));  // x2: 0, 1
+  }
+  o.categorical = {1};
+  o.count = 4;
+  o.seed = 5;
+  const std::vector<float> x = {0, 0, 0};
+  const DiverseCounterfactuals set = diverse_counterfactuals(m, x, o);
+  ASSERT_EQ(set.categorical, (std::vector<std::int64_t>{1}));
+  ASSERT_EQ(set.allowed, (std::vector<std::vector<float>>{codes}));
+  ASSERT_EQ(set.counterfactuals.size(), 4U);
+  EXPECT_EQ(set.validity, 1);
+  double diversity = 0;
+  for (std::size_t i = 0; i < 4; ++i) {
+    const DiverseCounterfactual& c = set.counterfactuals[i];
+    EXPECT_TRUE(c.valid && in_class_1(c)) << i;
+    EXPECT_TRUE(allowed(c.x[1], codes)) << i << ": " << c.x[1];
+    // Distance: the continuous features MAD-scaled, the categorical one 1 if it changed.
+    const double expected =
+        std::fabs(c.x[0]) / set.scale[0] + (c.x[1] != 0 ? 1 : 0) + std::fabs(c.x[2]) / set.scale[2];
+    EXPECT_DOUBLE_EQ(c.distance, expected) << i;
+    for (std::size_t j = i + 1; j < 4; ++j) {
+      const DiverseCounterfactual& d = set.counterfactuals[j];
+      diversity +=
+          (std::fabs(static_cast<double>(c.x[0]) - d.x[0]) / set.scale[0] + (c.x[1] != d.x[1] ? 1 : 0) +
+           std::fabs(static_cast<double>(c.x[2]) - d.x[2]) / set.scale[2]) /
+          3;
+    }
+  }
+  EXPECT_NEAR(set.diversity, diversity / 6, 1e-9);  // diversity uses the mismatch too
+  EXPECT_GT(set.determinant, 0);
+}
+
+TEST(DiverseCounterfactuals, WhenOnlyTheCategoricalFeatureCanFlipItIsFoundAndSetToTheOneValueThatDoes) {
+  // z = 0.2 x0 + 2 x1 - 5, x0 bounded to [-1, 1] (at most 0.2 of the 5 needed), x1 categorical
+  // with values 0, 1, 2, 3: only x1 = 3 (z >= 0.8) reaches class 1; x1 = 2 leaves z <= -0.8.
+  testing::FunctionModel m = testing::linear({0.2, 2}, -5);
+  DiverseCounterfactualOptions o;
+  for (int r = 0; r < 8; ++r) {
+    o.training.push_back(static_cast<float>(r % 3) - 1);
+    o.training.push_back(static_cast<float>(r % 4));
+  }
+  o.categorical = {1};
+  o.lower = {-1, -100};
+  o.upper = {1, 100};
+  o.count = 2;
+  o.seed = 1;
+  const DiverseCounterfactuals set = diverse_counterfactuals(m, std::vector<float>{0, 0}, o);
+  ASSERT_EQ(set.counterfactuals.size(), 2U);
+  EXPECT_EQ(set.validity, 1);
+  for (const DiverseCounterfactual& c : set.counterfactuals) {
+    EXPECT_TRUE(c.valid);
+    EXPECT_EQ(c.x[1], 3);
+    EXPECT_GE(c.x[0], -1);
+    EXPECT_LE(c.x[0], 1);
+  }
+  // Without the categorical declaration x1 may take any value (here not 3 exactly).
+  o.categorical.clear();
+  const DiverseCounterfactuals free_set = diverse_counterfactuals(m, std::vector<float>{0, 0}, o);
+  EXPECT_EQ(free_set.validity, 1);
+  bool other = false;
+  for (const DiverseCounterfactual& c : free_set.counterfactuals)
+    other = other || !allowed(c.x[1], {0, 1, 2, 3});
+  EXPECT_TRUE(other);
+}
+
+TEST(DiverseCounterfactuals, CategoricalFeaturesNeedTrainingRowsAndValidIndices) {
+  testing::FunctionModel m = logit();
+  DiverseCounterfactualOptions o;
+  o.categorical = {1};
+  const std::vector<float> x = {0, 0, 0};
+  EXPECT_THROW(diverse_counterfactuals(m, x, o), Error);  // no training rows
+  o.training = rows_with_mad({1, 1, 1});
+  o.categorical = {3};
+  EXPECT_THROW(diverse_counterfactuals(m, x, o), Error);
+  o.categorical = {1, 1};
+  EXPECT_THROW(diverse_counterfactuals(m, x, o), Error);
+  // An immutable categorical feature keeps x's value.
+  o.categorical = {1};
+  o.immutable = {1};
+  const DiverseCounterfactuals set = diverse_counterfactuals(m, x, o);
+  EXPECT_TRUE(set.categorical.empty());
+  for (const DiverseCounterfactual& c : set.counterfactuals) EXPECT_EQ(c.x[1], 0);
 }
 
 }  // namespace

@@ -121,6 +121,42 @@ check "dice text: the header, the metrics, the changed features with their names
   grep -qE '^  feature +input +#1 +#2' '$work/dice.txt' && grep -qE '^  [0-3] (sepal|petal) ' '$work/dice.txt' &&
   grep -qE '^  class +1 +2 +2' '$work/dice.txt'"
 
+# dice --categorical: petal length and width (2, 3) take only values the training rows have;
+# every counterfactual still in the wanted class by python3-torch; the distances count them by
+# mismatch. --categorical is dice's alone, and needs --background.
+explain --input "$work/x.npy" --method dice --background "$work/training.csv" --categorical 2,3 --seed 1 \
+  --json >"$work/dice_categorical.json"
+check "dice --categorical exits 0" test $? -eq 0
+check "dice --categorical: only the training rows' values, valid by python3-torch, mismatch distances" \
+  $py - "$work" <<'PY'
+import json, sys
+import numpy as np
+import torch
+w = sys.argv[1]
+j = json.load(open(f"{w}/dice_categorical.json"))
+rows = np.loadtxt(f"{w}/training.csv", delimiter=",", dtype=np.float32, ndmin=2)
+x = np.array(j["input"], dtype=np.float32)
+assert j["categorical"] == [2, 3], j["categorical"]
+allowed = [sorted(set(rows[:, c].tolist()) | {float(x[c])}) for c in (2, 3)]
+assert j["allowed"] == allowed, (j["allowed"], allowed)
+cfs = j["counterfactuals"]
+assert len(cfs) == 4
+model = torch.jit.load(f"{w}/iris_mlp.pt")
+with torch.no_grad():
+    out = model(torch.tensor([c["x"] for c in cfs], dtype=torch.float32))
+assert (out.argmax(1) == j["wanted_class"]).all() and all(c["valid"] for c in cfs), out
+scale = j["scale"]
+for c in cfs:
+    for k, col in enumerate((2, 3)):
+        assert c["x"][col] in allowed[k], (col, c["x"][col])
+    d = sum(abs(c["x"][i] - float(x[i])) / scale[i] for i in (0, 1)) + sum(c["x"][i] != float(x[i]) for i in (2, 3))
+    assert abs(d - c["distance"]) < 1e-6 * max(1, d), (d, c["distance"])
+PY
+explain --input "$work/x.npy" --method dice --background "$work/training.csv" --categorical 7 >/dev/null 2>"$work/err"
+check "dice --categorical 7 (4 features): exit 2, one line" bash -c "test $? -eq 2 && test \$(wc -l <'$work/err') -eq 1"
+explain --input "$work/x.npy" --method wachter --background "$work/training.csv" --categorical 2 >/dev/null 2>"$work/err"
+check "wachter --categorical: exit 2, one line" bash -c "test $? -eq 2 && test \$(wc -l <'$work/err') -eq 1"
+
 # LIME on tokens and on an image, with TorchScript models whose answers are known: a sum of a
 # weight per token, and a [1, 40, 40] image model that reads the top-left quadrant only.
 $py "$here/make_lime_models.py" "$work" || { echo "FAIL: make_lime_models.py"; exit 1; }
@@ -131,6 +167,22 @@ check "lime on tokens exits 0" test $? -eq 0
   --max-batch 9 --json >"$work/lime_text_remove.json"
 "$tfdebug" explain --model "$work/quadrant.pt" --input "$work/image.npy" --method lime --hide zero --seed 3 --json \
   >"$work/lime_image.json"
+# --bow: token 3 twice is one feature; both places get its weight (2 + 2), sklearn's Ridge on the
+# saved neighbourhood (one column per distinct token: 3, 5, 7, 2) gives the same coefficients.
+"$tfdebug" explain --model "$work/tokens.pt" --input tok:3,5,3,7,2 --method lime --seed 3 --bow \
+  --save-neighbourhood "$work/nb_bow.csv" --json >"$work/lime_bow.json"
+check "lime --bow on tokens: one weight for a repeated token, sklearn's Ridge on its neighbourhood" $py - "$work" <<'PY'
+import json, sys
+import numpy as np
+from sklearn.linear_model import Ridge
+w = sys.argv[1]
+a = json.load(open(f"{w}/lime_bow.json"))["attributions"]
+assert a[0] == a[2] and np.allclose(a, [4, -3, 4, 1, -1], atol=0.05), a
+d = np.loadtxt(f"{w}/nb_bow.csv", delimiter=",", skiprows=1)
+assert d.shape == (5000, 2 + 4), d.shape
+r = Ridge(alpha=1.0).fit(d[:, 2:], d[:, 1], sample_weight=d[:, 0])
+assert np.allclose([a[0], a[1], a[3], a[4]], r.coef_, rtol=1e-6, atol=1e-9), (a, r.coef_)
+PY
 check "lime on tokens: the weights' ranking, sklearn's Ridge; on an image: the quadrant read" $py - "$work" <<'PY'
 import json, sys
 import numpy as np

@@ -99,5 +99,76 @@ TEST(LimeText, TheSameSeedGivesTheSameExplanationWhateverTheBatch) {
   EXPECT_THROW(lime_text(m, kTokens, 0, o), Error);
 }
 
+// Token 3 twice: with bow it is one feature, hidden at both places at once.
+const std::vector<float> kRepeated = {3, 5, 3, 7, 2};
+
+TEST(LimeText, BowGivesAWordThatAppearsTwiceOneWeight) {
+  // Every input the model sees: position 0 and 2 (both token 3) are hidden together.
+  std::vector<std::vector<double>> seen;
+  testing::FunctionModel m(
+      5, 1,
+      [&](const std::vector<double>& ids) {
+        seen.push_back(ids);
+        double s = 0;
+        for (const double id : ids) s += kWeights.at(static_cast<int>(id));
+        return std::vector<double>{s};
+      },
+      [](const std::vector<double>&, std::int64_t) { return std::vector<double>(5, 0.0); });
+  for (const TokenMasking masking : {TokenMasking::replace, TokenMasking::remove}) {
+    seen.clear();
+    LimeTextOptions o;
+    o.bow = true;
+    o.masking = masking;
+    o.seed = 3;
+    const LimeTextAttribution a = lime_text(m, kRepeated, 0, o);
+    ASSERT_EQ(a.words, (std::vector<float>{3, 5, 7, 2}));
+    ASSERT_EQ(a.word_weights.size(), 4U);
+    // Hiding token 3 removes 2 x 2: one weight of 4, given to both of its positions.
+    const double truth[] = {4, -3, 1, -1};
+    for (std::size_t w = 0; w < 4; ++w) EXPECT_NEAR(a.word_weights[w], truth[w], 0.02) << w;
+    ASSERT_EQ(a.values.size(), 5U);
+    EXPECT_EQ(a.values[0], a.word_weights[0]);
+    EXPECT_EQ(a.values[2], a.word_weights[0]);
+    EXPECT_EQ(a.values[1], a.word_weights[1]);
+    EXPECT_EQ(a.values[3], a.word_weights[2]);
+    EXPECT_EQ(a.values[4], a.word_weights[3]);
+    EXPECT_GT(a.r2, 0.9999);
+    ASSERT_EQ(seen.size(), 5000U);
+    std::size_t threes_hidden = 0;
+    for (const std::vector<double>& ids : seen) {
+      const auto threes = std::count(ids.begin(), ids.end(), 3.0);
+      ASSERT_TRUE(threes == 0 || threes == 2);  // never one of the two
+      threes_hidden += threes == 0 ? 1 : 0;
+    }
+    EXPECT_GT(threes_hidden, 1000U);  // hidden in about half the samples
+  }
+}
+
+TEST(LimeText, BowsSurrogateIsSklearnsRidgeOnTheSameSamples) {
+  testing::FunctionModel m(
+      5, 1,
+      [](const std::vector<double>& ids) {
+        double s = 0;
+        for (const double id : ids) s += kWeights.at(static_cast<int>(id));
+        return std::vector<double>{s * s / 4};
+      },
+      [](const std::vector<double>&, std::int64_t) { return std::vector<double>(5, 0.0); });
+  LimeTextOptions o;
+  o.bow = true;
+  o.samples = 600;
+  o.seed = 10;
+  o.keep_neighbourhood = true;
+  const LimeTextAttribution a = lime_text(m, kRepeated, 0, o);
+  ASSERT_EQ(a.data.size(), 600U * 4);  // one column per distinct token
+  for (std::size_t w = 0; w < 4; ++w) EXPECT_EQ(a.data[w], 1);
+  EXPECT_TRUE(testing::sklearn_agrees(a, a.word_weights, "lime_text_bow"));
+  // Without bow the same input has five features.
+  o.bow = false;
+  const LimeTextAttribution b = lime_text(m, kRepeated, 0, o);
+  EXPECT_EQ(b.data.size(), 600U * 5);
+  EXPECT_TRUE(b.words.empty());
+  EXPECT_NE(b.values[0], b.values[2]);
+}
+
 }  // namespace
 }  // namespace tfdebug::interpret

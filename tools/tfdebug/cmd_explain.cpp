@@ -70,10 +70,12 @@ struct ExplainArgs {
   std::int64_t delimiter = 0;
   float mask_token = 0;  // lime on tokens
   std::string token_masking = "replace";
+  bool bow = false;           // lime on tokens: one feature per token type
   std::string hide = "mean";  // lime on images
   std::int64_t count = 4;     // dice
   std::int64_t wanted_class = -1;
   std::string immutable;
+  std::string categorical;  // dice: features set only to the training data's values
 };
 
 // The methods `explain` runs, with what they need and their defaults, for --help and errors.
@@ -96,11 +98,13 @@ constexpr MethodInfo kMethods[] = {
     {"lime",
      "--samples 5000 around x, quartile bins of the --background rows (the training data, "
      "required), Ridge(alpha=1); a token input (tok:3,5,1): --samples 5000 with tokens hidden by "
-     "--token-masking (replace), kernel width 25; an image input ([C,H,W] or [H,W]): --samples 1000 "
+     "--token-masking (replace), kernel width 25, --bow for one feature per token type; an image input "
+     "([C,H,W] or [H,W]): --samples 1000 "
      "over quickshift superpixels, hidden ones --hide (mean), kernel width 0.25"},
     {"dice",
      "--count 4 diverse counterfactuals into --wanted-class (the runner-up), DiCE's loss by Adam "
-     "(lr 0.05, 500..5000 steps, --seed); MADs of --background rows; --immutable i,j"},
+     "(lr 0.05, 500..5000 steps, --seed); MADs of --background rows; --immutable i,j; "
+     "--categorical i,j (only the --background rows' values)"},
     {"wachter",
      "the closest counterfactual into --wanted-class (the runner-up), probability >= 0.55; "
      "MAD-weighted L1, lambda schedule; --background, --immutable"},
@@ -163,6 +167,7 @@ interpret::LimeAttribution run_lime(interpret::ForwardModel& model, const Explai
     o.masking =
         args.token_masking == "remove" ? interpret::TokenMasking::remove : interpret::TokenMasking::replace;
     o.mask_token = args.mask_token;
+    o.bow = args.bow;
     o.seed = args.seed;
     o.max_batch = args.max_batch;
     o.keep_neighbourhood = keep;
@@ -439,6 +444,7 @@ int run_explain(const ExplainArgs& args) {
     r.count = args.count;
     r.wanted_class = args.wanted_class;
     r.immutable = args.immutable;
+    r.categorical = args.categorical;
     r.seed = args.seed;
     r.names = split_names(args.feature_names.empty() ? input.header : args.feature_names);
     r.output = args.output;
@@ -693,6 +699,9 @@ void register_explain(CLI::App& app, int& exit_code) {
                   "lime on a token input (tok:3,5,1): replace hidden tokens by --mask-token, or remove them "
                   "(the rest close up, --mask-token pads)")
       ->capture_default_str();
+  cmd->add_flag("--bow", args->bow,
+                "lime on a token input: one feature per token type, every occurrence hidden together "
+                "(lime's bow=True); each position gets its token's weight");
   cmd->add_option("--mask-token", args->mask_token, "lime on a token input: the mask / padding token id")
       ->capture_default_str();
   cmd->add_option("--hide", args->hide, "lime on an image: hidden superpixels take their mean, or zero")
@@ -705,6 +714,9 @@ void register_explain(CLI::App& app, int& exit_code) {
       "dice, wachter: the class the counterfactuals must get (default: the runner-up at the input)");
   cmd->add_option("--immutable", args->immutable,
                   "dice, wachter: features never changed, comma-separated indices");
+  cmd->add_option("--categorical", args->categorical,
+                  "dice: categorical features, comma-separated indices: set only to values the --background "
+                  "rows have, 1 per mismatch in proximity and diversity");
   cmd->add_flag("--evaluate", args->evaluate,
                 "Also measure the attributions: infidelity, sensitivity-max (the method run 10 more times), "
                 "deletion and insertion curves with their AUC (20 steps, towards zeros)");

@@ -16,7 +16,8 @@
 namespace tfdebug::cli {
 namespace {
 
-std::vector<std::int64_t> feature_list(const std::string& text, std::size_t features) {
+// Comma-separated feature indices given to `option`.
+std::vector<std::int64_t> feature_list(const std::string& text, std::size_t features, const char* option) {
   std::vector<std::int64_t> out;
   std::size_t start = 0;
   while (!text.empty() && start <= text.size()) {
@@ -27,7 +28,7 @@ std::vector<std::int64_t> feature_list(const std::string& text, std::size_t feat
     const auto [ptr, ec] = std::from_chars(field.data(), field.data() + field.size(), j);
     if (field.empty() || ec != std::errc() || ptr != field.data() + field.size() || j < 0 ||
         static_cast<std::size_t>(j) >= features) {
-      throw Error(std::string("--immutable: '").append(terminal_safe(field)) +
+      throw Error(std::string(option).append(": '").append(terminal_safe(field)) +
                   "' is not a feature index (0.." + std::to_string(features - 1) + ")");
     }
     out.push_back(j);
@@ -132,7 +133,11 @@ int print_counterfactuals(interpret::GradientModel& model, const CounterfactualR
     throw Error(std::string("--wanted-class ").append(std::to_string(wanted)) + ": the model has " +
                 std::to_string(limit) + " classes (0.." + std::to_string(limit - 1) + ")");
   }
-  const std::vector<std::int64_t> immutable = feature_list(r.immutable, n);
+  const std::vector<std::int64_t> immutable = feature_list(r.immutable, n, "--immutable");
+  const std::vector<std::int64_t> categorical = feature_list(r.categorical, n, "--categorical");
+  if (!categorical.empty() && r.method != "dice") throw Error("--categorical is for --method dice");
+  if (!categorical.empty() && r.training.empty())
+    throw Error("--categorical needs --background rows: a categorical feature's values are theirs");
 
   // Both methods end in the same shape: counterfactuals with their outputs, and the set's facts.
   interpret::DiverseCounterfactuals set;
@@ -142,6 +147,7 @@ int print_counterfactuals(interpret::GradientModel& model, const CounterfactualR
     o.wanted_class = wanted;
     o.training = r.training;
     o.immutable = immutable;
+    o.categorical = categorical;
     o.seed = r.seed;
     set = interpret::diverse_counterfactuals(model, r.x, o);
   } else {
@@ -192,6 +198,8 @@ int print_counterfactuals(interpret::GradientModel& model, const CounterfactualR
                           {"class", current},
                           {"wanted_class", wanted},
                           {"immutable", immutable},
+                          {"categorical", set.categorical},
+                          {"allowed", set.allowed},
                           {"scale", set.scale},
                           {"counterfactuals", list},
                           {"metrics",
@@ -219,6 +227,11 @@ int print_counterfactuals(interpret::GradientModel& model, const CounterfactualR
   facts.add("validity", format_number(set.validity) + " (fraction in the wanted class)");
   facts.add("proximity", format_number(set.proximity) + " (mean MAD-scaled L1 distance per feature)");
   facts.add("sparsity", format_number(set.sparsity) + " (mean features changed)");
+  if (!set.categorical.empty()) {
+    std::string list;
+    for (const std::int64_t j : set.categorical) list += (list.empty() ? "" : ", ") + std::to_string(j);
+    facts.add("categorical", list + " (only the background rows' values; 1 per mismatch in the distances)");
+  }
   if (set.counterfactuals.size() > 1) {
     facts.add("diversity", format_number(set.diversity) + " (mean pairwise MAD-scaled L1 per feature)");
     facts.add("count diversity",

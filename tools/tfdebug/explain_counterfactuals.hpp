@@ -22,6 +22,7 @@ struct CounterfactualRequest {
   std::int64_t count = 4;
   std::int64_t wanted_class = -1;  // -1: the runner-up at x (one output: the other class)
   std::string immutable;           // "i,j"
+  std::string categorical;         // dice: "i,j"
   std::uint64_t seed = 0;
   std::vector<std::string> names;  // of the features, when known
   AnalysisOutput output;           // --json, --run-dir, --html

@@ -32,6 +32,16 @@
 // DiCE#227). Then post-hoc sparsity, as DiCE's: each changed feature of a valid c_i, the smallest
 // change first, is reset to x's value if that change is below `sparsity_threshold` MADs and c_i
 // stays valid.
+//
+// Categorical features (`categorical`, as DiCE's): a feature whose allowed values are the training
+// data's distinct values of its column (and x's own) is only ever set to one of them. Inside the
+// search it is relaxed as DiCE relaxes a one-hot group: a weight q_v in [0, 1] per allowed value,
+// the model reading sum_v q_v v, with DiCE's categorical penalty 0.1 (sum_v q_v - 1)^2; its
+// proximity is half the L1 distance of q from x's one-hot (1 for a full switch), its distance in
+// K likewise. At the end each takes its largest q's value; a counterfactual that this leaves
+// outside the wanted class is repaired by the single categorical change that raises its margin
+// most, repeated while it helps. In the metrics and det K a categorical feature counts 1 when it
+// differs and 0 when not (DiCE's categorical proximity and diversity), not its MAD-scaled change.
 #pragma once
 
 #include <cstdint>
@@ -43,11 +53,12 @@
 namespace tfdebug::interpret {
 
 struct DiverseCounterfactualOptions {
-  std::int64_t count = 4;               // k
-  std::int64_t wanted_class = 1;        // for a single-output model: 1 (z > 0) or 0 (z < 0)
-  std::vector<float> training;          // rows, for the MADs; empty: every MAD 1
-  std::vector<std::int64_t> immutable;  // features that keep x's value
-  std::vector<float> lower, upper;      // per feature bounds (empty: none)
+  std::int64_t count = 4;                 // k
+  std::int64_t wanted_class = 1;          // for a single-output model: 1 (z > 0) or 0 (z < 0)
+  std::vector<float> training;            // rows, for the MADs; empty: every MAD 1
+  std::vector<std::int64_t> immutable;    // features that keep x's value
+  std::vector<std::int64_t> categorical;  // features set only to the training data's values
+  std::vector<float> lower, upper;        // per feature bounds (empty: none)
   double proximity_weight = 0.5;
   double diversity_weight = 1.0;
   double learning_rate = 0.05;
@@ -64,12 +75,15 @@ struct DiverseCounterfactual {
   bool valid = false;          // the model puts it in the wanted class
   std::vector<float> outputs;  // the model's outputs there
   std::int64_t changed = 0;    // features that differ from the input
-  double distance = 0;         // MAD-weighted L1 distance to the input
+  double distance = 0;         // MAD-weighted L1 distance to the input (categorical: 1 per mismatch)
 };
 
 struct DiverseCounterfactuals {
   std::vector<DiverseCounterfactual> counterfactuals;
   std::vector<double> scale;  // per feature: the MAD (or its fallback), the unit of distance
+  // The categorical features (their mutable ones) and each one's allowed values.
+  std::vector<std::int64_t> categorical;
+  std::vector<std::vector<float>> allowed;
   // The set's metrics, as DiCE reports them:
   double validity = 0;         // fraction of the counterfactuals in the wanted class
   double proximity = 0;        // mean over them of the MAD-weighted L1 distance / features

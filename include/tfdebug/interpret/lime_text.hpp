@@ -16,10 +16,17 @@
 // intercept, fitted with the kernel weights, and its weighted R^2. A hidden token is replaced by
 // `mask_token` (the length stays), or removed (the kept tokens close up and `mask_token` pads the
 // end, as the model's input length is fixed).
+//
+// bow = true groups the features by token type, as upstream's bow=True: each distinct token id
+// is one feature (in order of first appearance), and hiding it hides every occurrence; the
+// number hidden is drawn from 1..distinct tokens. `values` then gives each position its token's
+// coefficient (a token that occurs twice has one weight, at both places), `words` and
+// `word_weights` the tokens and their coefficients as the surrogate fitted them.
 #pragma once
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "tfdebug/interpret/lime.hpp"
 
@@ -36,9 +43,15 @@ struct LimeTextOptions {
   std::uint64_t seed = 0;
   std::int64_t max_batch = 256;
   bool keep_neighbourhood = false;  // fill LimeAttribution's data (the masks), weights and outputs
+  bool bow = false;                 // one feature per token type, not per position
 };
 
-LimeAttribution lime_text(ForwardModel& model, std::span<const float> tokens, std::int64_t target,
-                          const LimeTextOptions& options);
+struct LimeTextAttribution : LimeAttribution {
+  std::vector<float> words;          // bow: the distinct tokens, in order of first appearance
+  std::vector<double> word_weights;  // bow: the surrogate's coefficient of each
+};
+
+LimeTextAttribution lime_text(ForwardModel& model, std::span<const float> tokens, std::int64_t target,
+                              const LimeTextOptions& options);
 
 }  // namespace tfdebug::interpret
