@@ -12,8 +12,8 @@
 //   OPENBLAS_NUM_THREADS=1 build/release/bench/dashboard_load [--rounds 10] [--steps 20] [--clients 100]
 //                                                             [--events 5000] [--flush-ms 100]
 #include <arpa/inet.h>
-#include <pthread.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -200,7 +200,8 @@ int main(int argc, char** argv) {
     if (flag == "--flush-ms") flush_ms = value;  // DashboardOptions::flush_interval; 0: a write per event
   }
   if (rounds < 1 || steps < 2 || clients < 0 || events < 1 || flush_ms < 0) {
-    std::fprintf(stderr, "dashboard_load: --rounds, --steps and --events must be positive, --clients at least 0\n");
+    std::fprintf(stderr,
+                 "dashboard_load: --rounds, --steps and --events must be positive, --clients at least 0\n");
     return 2;
   }
   const long rss_start = rss_kib();
@@ -343,10 +344,11 @@ int main(int argc, char** argv) {
               median(off_ms), median(on_ms));
   std::printf("  ratio with/without: median %.3fx (range %.3f-%.3f)\n", median(ratios), sorted_ratios.front(),
               sorted_ratios.back());
-  std::printf("  CPU per step (medians of the blocks), without / with: training thread %.3f / %.3f ms; the "
-              "server's threads %.3f / %.3f ms; the %d reading clients %.3f / %.3f ms\n",
-              median(train_cpu[0]), median(train_cpu[1]), median(other_cpu[0]), median(other_cpu[1]), clients,
-              median(reader_cpu[0]), median(reader_cpu[1]));
+  std::printf(
+      "  CPU per step (medians of the blocks), without / with: training thread %.3f / %.3f ms; the "
+      "server's threads %.3f / %.3f ms; the %d reading clients %.3f / %.3f ms\n",
+      median(train_cpu[0]), median(train_cpu[1]), median(other_cpu[0]), median(other_cpu[1]), clients,
+      median(reader_cpu[0]), median(reader_cpu[1]));
   std::printf("  fast clients with every event once, in order: %d of %d; clients dropped: %llu\n",
               training_complete, clients, static_cast<unsigned long long>(training_dropped));
   std::printf("latency (%d step events at %d/s):\n", events, rate);

@@ -232,7 +232,8 @@ Plan Session::State::plan(const Observation& o, std::vector<Reader>& readers) co
     p.need = std::max(p.need, needs.stats);
     p.zeros = p.zeros || needs.stats == Need::zeros;
   }
-  p.full = o.step % config.flight_recorder_moments_every == 0 || moments_wanted.load(std::memory_order_relaxed);
+  p.full =
+      o.step % config.flight_recorder_moments_every == 0 || moments_wanted.load(std::memory_order_relaxed);
   if (metrics_wanted.load(std::memory_order_relaxed)) {
     // The step metrics (step_metrics.cpp) read a forward output's counts (its zeros) and the norm
     // of a gradient, a weight or an update; nothing of a backward op's output.

@@ -60,7 +60,7 @@ struct DashboardOptions {
   // in one write: the cost of 100 open pages to the training stays small at hundreds of events a
   // second. An event after a quiet interval goes out at once. 0: every event is written alone.
   std::chrono::milliseconds flush_interval{100};
-  std::chrono::seconds write_timeout{5};       // a socket write that blocks longer closes the client
+  std::chrono::seconds write_timeout{5};  // a socket write that blocks longer closes the client
   // Where "client dropped" and other one-line notices go; empty: standard error.
   std::function<void(const std::string&)> log;
 };
