@@ -14,15 +14,33 @@
 // always runs: the ratios are to it; also watch-metrics, watch-slow-sink, diagnose-breakpoints,
 // diagnose-metrics: diagnose with a sink that wants step metrics, as the live dashboard does;
 // diagnose-shapes). Default: all but the two profiler modes.
+//
+// --clock thread-cpu times each step by the calling thread's CPU time instead of wall time.
+// --malloc fixed (the default) pins glibc's heap before any mode runs: see Note [A fixed heap].
+// --malloc default leaves glibc's adaptive thresholds as they are.
+//
+// Note [A fixed heap]
+// ~~~~~~~~~~~~~~~~~~~
+// glibc's malloc adapts its mmap threshold to the sizes freed, and gives the top of the heap back
+// to the kernel (sbrk) once more than twice that threshold is free. Whether a step's large
+// temporaries (a convolution's columns, activations of a few hundred KB) land in a part of the
+// heap that is trimmed after every step depends on the whole process's allocation history: the
+// zoo's CNN, with no tfdebug at all, ran 2.2 ms a step in one process and 20 ms in the next, 1,000
+// page faults a step, and a mode attached to tfdebug read 0.5x to 4x of "off" by chance of heap
+// layout. The ratios below are about tfdebug, not about that lottery, so the bench fixes both
+// thresholds (mallopt; the same for every mode, as MALLOC_MMAP_THRESHOLD_ / MALLOC_TRIM_THRESHOLD_
+// would) before the first tensor is made.
 #include <ATen/Parallel.h>
 #include <ATen/record_function.h>
 #include <torch/csrc/autograd/anomaly_mode.h>
 
+#include <malloc.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <memory>
 #include <string>
@@ -38,6 +56,19 @@
 #include "zoo.hpp"
 
 namespace {
+
+// --clock: wall time (steady_clock), or this thread's CPU time, which a busy neighbour on the
+// shared cores disturbs far less (LibTorch runs the whole step on the calling thread here:
+// one intra-op thread, CPU autograd on the caller).
+bool g_thread_cpu_clock = false;
+double now() {
+  if (g_thread_cpu_clock) {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 // The floor under any RecordFunction observer: a callback that does nothing, registered the way
 // the adapter registers its own (inputs and outputs), so every op boxes them.
@@ -253,9 +284,9 @@ struct Runner {
     const bool anomaly = mode == Mode::anomaly;
     torch::autograd::AnomalyMode::set_enabled(anomaly);
     for (std::int64_t i = 0; i < steps; ++i, ++step) {
-      const auto start = std::chrono::steady_clock::now();
+      const double start = now();
       one_step(debug, profiler);
-      times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      times.push_back(now() - start);
     }
     torch::autograd::AnomalyMode::set_enabled(false);
     if (empty) at::removeCallback(*empty);
@@ -398,9 +429,9 @@ void measure_replay(tfdebug::demo::ZooModel model, int rounds) {
     std::vector<double> times;
     double bad = 0;
     for (std::int64_t step = 0; step < kBad + 8; ++step) {
-      const auto start = std::chrono::steady_clock::now();
+      const double start = now();
       debug.step(step, [&] { return trainer.train_step(step); });
-      const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const double t = now() - start;
       if (step == kBad) {
         bad = t;
       } else if (step >= 3) {
@@ -439,7 +470,8 @@ int usage() {
   std::fprintf(
       stderr,
       "usage: torch_overhead [--model NAME] [--rounds N] [--steps N] [--default-only] [--no-anomaly]\n"
-      "                      [--modes LIST]\n"
+      "                      [--modes LIST] [--malloc fixed|default]\n"
+      "                      [--clock wall|thread-cpu]\n"
       "  NAME: demo (default), mlp, cnn, encoder, gru, sigmoid or zoo (all five)\n"
       "  LIST: comma separated, from off, floor, watch-null, watch, diagnose-null, diagnose, anomaly,\n"
       "  profiler, profiler-no-memory\n");
@@ -454,6 +486,7 @@ int main(int argc, char** argv) {
   bool default_only = false;
   bool anomaly = true;
   std::string model = "demo";
+  bool fixed_heap = true;
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
     if (std::strcmp(argv[i], "--default-only") == 0) {
@@ -470,6 +503,14 @@ int main(int argc, char** argv) {
       rounds = std::atoi(argv[++i]);
     } else if (std::strcmp(argv[i], "--steps") == 0 && has_value) {
       steps = std::atoll(argv[++i]);
+    } else if (std::strcmp(argv[i], "--clock") == 0 && has_value) {
+      const std::string clock = argv[++i];
+      if (clock != "wall" && clock != "thread-cpu") return usage();
+      g_thread_cpu_clock = clock == "thread-cpu";
+    } else if (std::strcmp(argv[i], "--malloc") == 0 && has_value) {
+      const std::string heap = argv[++i];
+      if (heap != "fixed" && heap != "default") return usage();
+      fixed_heap = heap == "fixed";
     } else if (std::strcmp(argv[i], "--modes") == 0 && has_value) {
       auto modes = parse_modes(argv[++i]);
       if (!modes) {
@@ -486,6 +527,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!anomaly) std::erase(g_modes, Mode::anomaly);
+  if (fixed_heap) {  // Note [A fixed heap]
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
+  }
   at::set_num_threads(1);
   if (model != "demo") {
     std::vector<tfdebug::demo::ZooModel> models;

@@ -1,6 +1,7 @@
 #include "tfdebug/core/histogram.hpp"
 
 #include <gtest/gtest.h>
+#include <hwy/targets.h>
 
 #include <algorithm>
 #include <cfloat>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "tfdebug/core/error.hpp"
+#include "tfdebug/core/tensor.hpp"
 
 namespace tfdebug {
 namespace {
@@ -28,6 +30,47 @@ TEST(Histogram, FixedBinsFollowNumpyEdgeRule) {
   EXPECT_EQ(h.nan, 1);
   EXPECT_EQ(h.pos_inf, 1);
   EXPECT_EQ(h.total(), 9);
+}
+
+// count_outside against a plain loop on every SIMD target: lengths around the vector widths (the
+// two-vector blocks and the scalar tail), a misaligned start, values on the bounds, NaN, +-Inf.
+TEST(CountOutside, AgreesWithAPlainLoopOnEverySimdTarget) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> uniform(-0.2f, 1.2f);
+  std::uniform_int_distribution<int> kind(0, 19);
+  std::vector<float> values(1 + 300);
+  for (float& x : values) {
+    const int k = kind(rng);
+    x = k == 0 ? NAN : k == 1 ? INFINITY : k == 2 ? -INFINITY : k == 3 ? 0.1f : k == 4 ? 0.9f : uniform(rng);
+  }
+  const float low = 0.1f, high = 0.9f;
+  for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    SCOPED_TRACE(hwy::TargetName(target));
+    hwy::SetSupportedTargetsForTest(target);
+    for (const std::int64_t n : {0, 1, 7, 8, 15, 16, 17, 31, 32, 33, 64, 65, 300}) {
+      for (const std::int64_t start : {0, 1}) {
+        if (start + n > static_cast<std::int64_t>(values.size())) continue;
+        std::int64_t expected = 0;
+        for (std::int64_t i = start; i < start + n; ++i) {
+          const float x = values[std::size_t(i)];
+          expected += (x < low || x >= high) && std::isfinite(x);
+        }
+        EXPECT_EQ(count_outside(TensorView(values.data() + start, DType::f32, {n}), low, high), expected)
+            << "n " << n << " start " << start;
+      }
+    }
+  }
+  hwy::SetSupportedTargetsForTest(0);  // back to what the CPU supports
+}
+
+// Strided views and other dtypes compare in f64, in logical order.
+TEST(CountOutside, StridedAndOtherDtypes) {
+  const std::vector<double> d = {-1.0, 0.25, 0.5, 0.75, 1.0, NAN, -INFINITY, 0.0};
+  EXPECT_EQ(count_outside(TensorView(d.data(), DType::f64, {8}), 0.25, 0.75), 4);  // -1, 0.75, 1, 0
+  const std::vector<float> m = {0.0f, 0.5f, 1.0f, 0.5f, 0.5f, 0.5f};  // 2 x 3; its columns: strided
+  const TensorView columns = TensorView(m.data(), DType::f32, {2, 3}).transposed(0, 1);
+  EXPECT_EQ(count_outside(columns, 0.25, 0.75), 2);
+  EXPECT_EQ(count_outside(TensorView(m.data(), DType::f32, {0}), 0.25, 0.75), 0);
 }
 
 TEST(Histogram, FixedBinsOverDataRange) {

@@ -35,6 +35,11 @@ Histogram histogram_fixed(TensorView view, int bins, double lo, double hi);
 // yields empty bins.
 Histogram histogram_fixed(TensorView view, int bins);
 
+// The finite values x with x < low or x >= high (NaN and +-Inf never count), in one pass; f32
+// compares in f32 (low and high rounded to f32 first), every other dtype in f64. What the outer
+// bins of a fixed histogram hold, without the bins: a saturated activation's tails.
+std::int64_t count_outside(TensorView view, double low, double high);
+
 // Log-magnitude histogram: bin k counts finite non-zero values with 2^e <= |x| < 2^(e+1),
 // e = min_exponent + k, for every exponent from the smallest to the largest present.
 struct Log2Histogram {
