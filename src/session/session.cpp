@@ -243,6 +243,7 @@ Plan Session::State::plan(const Observation& o, std::vector<Reader>& readers) co
       p.full = true;
   }
   p.histogram = histograms_wanted.load(std::memory_order_relaxed) && metrics.histogram_step(o);
+  p.full = p.full || p.histogram;  // a histogram's snapshot carries the sum and sum of squares
   return p;
 }
 

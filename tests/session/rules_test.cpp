@@ -335,10 +335,11 @@ TEST(Rules, UpdateRatioOutOfRange) {
 
 TEST(Rules, InitScaleAndDrift) {
   Session session(testing::quiet_config());
-  // fan_in 64: std 1/8 gives scale 1 (healthy); std 5 gives 40 (too large at init).
-  for (std::int64_t step = 0; step < 3; ++step) {
+  // fan_in 64: std 1/8 gives scale 1 (healthy); std 5 gives 40 (too large at init). The first
+  // step seen is 3; from step 5 on "ok" has grown 20x, judged at step 10 (every = 10), not at 5.
+  for (const std::int64_t step : {3, 5, 10}) {
     session.begin_step(step);
-    const float grow = step == 2 ? 20.0f : 1.0f;
+    const float grow = step >= 5 ? 20.0f : 1.0f;
     session.observe(
         tensor(step, Role::parameter, "ok", "ok.weight", normal(32 * 64, 0.0f, 0.125f * grow, 2), {32, 64}));
     session.observe(
@@ -348,11 +349,12 @@ TEST(Rules, InitScaleAndDrift) {
   const auto init = with_rule(session.findings(), "init_scale");
   ASSERT_EQ(init.size(), 1u) << testing::describe(session.findings());
   EXPECT_EQ(init[0].op, "big.weight");
+  EXPECT_EQ(init[0].step, 3);
   EXPECT_NEAR(init[0].evidence_value("scale"), 40.0, 2.0);
   const auto drift = with_rule(session.findings(), "weight_drift");
   ASSERT_EQ(drift.size(), 1u);
   EXPECT_EQ(drift[0].op, "ok.weight");
-  EXPECT_EQ(drift[0].step, 2);
+  EXPECT_EQ(drift[0].step, 10);
   EXPECT_NEAR(drift[0].evidence_value("drift"), 20.0, 1.0);
 }
 

@@ -18,20 +18,12 @@ namespace {
 enum class Kind : std::uint8_t { none, tanh, sigmoid, gelu };
 
 // Finite values in the outer bins of `bins` equal bins over [lo, hi], or beyond them: one
-// branch-free pass over contiguous f32 (the outputs of a model's activations); other types and
-// layouts through histogram_fixed.
+// vectorised pass over contiguous f32 (the outputs of a model's activations, count_outside
+// comparing in f32); other types and layouts through histogram_fixed.
 std::int64_t count_tails(const TensorView& v, int bins, double lo, double hi) {
   if (v.dtype() == DType::f32 && v.is_contiguous()) {
     const double width = (hi - lo) / bins;
-    const auto low = static_cast<float>(lo + width);
-    const auto high = static_cast<float>(hi - width);
-    const auto* x = static_cast<const float*>(v.data());
-    constexpr float kMax = std::numeric_limits<float>::max();
-    std::int64_t tails = 0;
-    for (std::int64_t i = 0, n = v.numel(); i < n; ++i) {
-      tails += static_cast<std::int64_t>((x[i] < low || x[i] >= high) && std::fabs(x[i]) <= kMax);
-    }
-    return tails;
+    return count_outside(v, static_cast<float>(lo + width), static_cast<float>(hi - width));
   }
   const Histogram h = histogram_fixed(v, bins, lo, hi);
   return h.counts.front() + h.counts.back() + h.below + h.above;

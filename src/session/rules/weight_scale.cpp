@@ -1,6 +1,8 @@
 // Rules init_scale and weight_drift (docs/rules.md): std * sqrt(fan_in) of each weight matrix
 // when first seen, and how far it drifts from that.
 #include <cmath>
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "keyed_state.hpp"
@@ -18,11 +20,15 @@ class WeightScale final : public Rule {
 
   Interest interest() const override { return Interest::role(Role::parameter); }
   Needs needs(const Observation& o) const override {
-    return {o.value.rank() >= 2 ? Need::moments : Need::none};
+    if (o.value.rank() < 2) return {};
+    // The first step seen (every weight's first scale), then every rule_.every steps.
+    const bool due = !first_step_ || o.step == *first_step_ || o.step % rule_.every == 0;
+    return {due ? Need::moments : Need::none};
   }
 
   void observe(const RuleInput& in, RuleContext& out) override {
     const Observation& o = in.observation;
+    if (!first_step_) first_step_ = o.step;
     const Stats& s = in.stats;
     const TensorView& v = o.value;
     if (s.nonfinite() > 0 || v.rank() < 2 || v.shape(0) == 0 || s.finite() < 2) return;
@@ -77,6 +83,7 @@ class WeightScale final : public Rule {
   };
   WeightScaleRule rule_;
   KeyedState<State> scales_;
+  std::optional<std::int64_t> first_step_;  // the step of the first weight observed
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 //   config.rules.get<tfdebug::WeightScaleRule>().max_drift = 4;   // [rules.weight_scale]
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 #include "tfdebug/core/error.hpp"
@@ -19,16 +20,23 @@ struct WeightScaleRule {
   double min_init = 0.05;
   double max_init = 8.0;
   double max_drift = 10.0;  // scale / first scale above this or below 1 / max_drift
+  // After the first step it sees, the rule measures weights at steps where step % every == 0
+  // only: a weight's scale drifts over hundreds of steps, and its full statistics on every
+  // diagnose step cost more than the rest of a small model's parameters (tier watch observes
+  // parameters every AttachOptions::watch_every = 10 steps anyway).
+  std::int64_t every = 10;
 
   static void describe(RuleKeys<WeightScaleRule>& keys) {
     keys.flag("enabled", &WeightScaleRule::enabled)
         .real("min_init", &WeightScaleRule::min_init)
         .real("max_init", &WeightScaleRule::max_init)
         .real("max_drift", &WeightScaleRule::max_drift)
+        .integer("every", &WeightScaleRule::every)
         .check([](const WeightScaleRule& r) {
           if (r.min_init < 0 || r.min_init >= r.max_init)
             throw Error("rules.weight_scale: need 0 <= min_init < max_init");
           if (!(r.max_drift > 1)) throw Error("rules.weight_scale.max_drift: must be > 1");
+          if (r.every < 1) throw Error("rules.weight_scale.every: must be at least 1");
         });
   }
 };
