@@ -92,38 +92,68 @@ RidgeFit weighted_ridge(std::span<const double> data, std::size_t features, std:
 
 RidgeFit weighted_ridge(const BinaryRows& data, std::size_t features, std::span<const double> outputs,
                         std::span<const double> weights, double alpha) {
-  const std::size_t mm = features;
-  Sums sums(mm);
-  std::vector<std::uint32_t> ones(mm);
-  // Row s's ones, in increasing order; returns how many.
-  const auto ones_of = [&](std::size_t s) {
-    std::size_t count = 0;
-    const std::span<const std::uint64_t> row = data.row(s);
-    for (std::size_t word = 0; word < row.size(); ++word)
-      for (std::uint64_t b = row[word]; b != 0; b &= b - 1)
-        ones[count++] = static_cast<std::uint32_t>(64 * word + static_cast<std::size_t>(std::countr_zero(b)));
-    return count;
-  };
-  for (std::size_t s = 0; s < outputs.size(); ++s) {
-    const double w = weights[s];
-    const double wy = w * outputs[s];
-    sums.wsum += w;
-    sums.wy += wy;
-    const std::size_t count = ones_of(s);
+  BinaryRidge ridge(data, features, weights);
+  ridge.add_rows(0, outputs.size());
+  ridge.add_outputs(outputs, 0, outputs.size());
+  return ridge.fit(outputs, alpha);
+}
+
+BinaryRidge::BinaryRidge(const BinaryRows& data, std::size_t features, std::span<const double> weights)
+    : data_(data),
+      m_(features),
+      weights_(weights),
+      wx_(features, 0.0),
+      ata_(features * features, 0.0),
+      aty_(features, 0.0),
+      ones_rows_(features),
+      ones_outputs_(features) {}
+
+// Row s's ones, in increasing order, into `ones`; returns how many.
+std::size_t BinaryRidge::ones_of(std::size_t s, std::span<std::uint32_t> ones) const {
+  std::size_t count = 0;
+  const std::span<const std::uint64_t> row = data_.row(s);
+  for (std::size_t word = 0; word < row.size(); ++word)
+    for (std::uint64_t b = row[word]; b != 0; b &= b - 1)
+      ones[count++] = static_cast<std::uint32_t>(64 * word + static_cast<std::size_t>(std::countr_zero(b)));
+  return count;
+}
+
+void BinaryRidge::add_rows(std::size_t begin, std::size_t end) {
+  for (std::size_t s = begin; s < end; ++s) {
+    const double w = weights_[s];
+    wsum_ += w;
+    const std::size_t count = ones_of(s, ones_rows_);
     for (std::size_t a = 0; a < count; ++a) {
-      const std::size_t i = ones[a];
-      sums.wx[i] += w;
-      sums.aty[i] += wy;
-      double* row = sums.ata.data() + i * mm;
-      for (std::size_t b = a; b < count; ++b) row[ones[b]] += w;
+      const std::size_t i = ones_rows_[a];
+      wx_[i] += w;
+      double* row = ata_.data() + i * m_;
+      for (std::size_t b = a; b < count; ++b) row[ones_rows_[b]] += w;
     }
   }
+}
+
+void BinaryRidge::add_outputs(std::span<const double> outputs, std::size_t begin, std::size_t end) {
+  for (std::size_t s = begin; s < end; ++s) {
+    const double wy = weights_[s] * outputs[s];
+    wy_ += wy;
+    const std::size_t count = ones_of(s, ones_outputs_);
+    for (std::size_t a = 0; a < count; ++a) aty_[ones_outputs_[a]] += wy;
+  }
+}
+
+RidgeFit BinaryRidge::fit(std::span<const double> outputs, double alpha) {
+  Sums sums(m_);
+  sums.wsum = wsum_;
+  sums.wy = wy_;
+  sums.wx = wx_;
+  sums.ata = ata_;
+  sums.aty = aty_;
   const double ybar = sums.wy / sums.wsum;
   RidgeFit fit = solve_centred(std::move(sums), alpha);
-  score(fit, outputs, weights, ybar, [&](std::size_t s) {
+  score(fit, outputs, weights_, ybar, [&](std::size_t s) {
     double f = fit.intercept;
-    const std::size_t count = ones_of(s);
-    for (std::size_t a = 0; a < count; ++a) f += fit.coefficients[ones[a]];
+    const std::size_t count = ones_of(s, ones_outputs_);
+    for (std::size_t a = 0; a < count; ++a) f += fit.coefficients[ones_outputs_[a]];
     return f;
   });
   return fit;
