@@ -92,7 +92,7 @@ LimeAttribution lime_tabular(ForwardModel& model, std::span<const float> x, std:
         [&](std::int64_t begin, std::int64_t end) {
           ridge.add_outputs(outputs, static_cast<std::size_t>(begin), static_cast<std::size_t>(end));
         });
-    fit = ridge.fit(outputs, options.alpha);
+    fit = ridge.fit(options.alpha);
     if (options.keep_neighbourhood) {
       data.assign(n * mm, 0.0);
       for (std::size_t s = 0; s < n; ++s)

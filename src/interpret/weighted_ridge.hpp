@@ -44,16 +44,15 @@ class BinaryRidge {
   BinaryRidge(const BinaryRows& data, std::size_t features, std::span<const double> weights);
   void add_rows(std::size_t begin, std::size_t end);
   void add_outputs(std::span<const double> outputs, std::size_t begin, std::size_t end);
-  // After both over every row.
-  RidgeFit fit(std::span<const double> outputs, double alpha);
+  // After both over every row. Its R^2 from the sums (Note [R^2 from the sums]).
+  RidgeFit fit(double alpha);
 
  private:
-  std::size_t ones_of(std::size_t s, std::span<std::uint32_t> ones) const;
-
   BinaryRows data_;
   std::size_t m_;
   std::span<const double> weights_;
   double wsum_ = 0, wy_ = 0;
+  double y0_ = 0, wdy_ = 0, wdy2_ = 0;  // the first output; sum w (y - y0), sum w (y - y0)^2
   std::vector<double> wx_, ata_, aty_;
   std::vector<std::uint32_t> ones_rows_, ones_outputs_;  // per part: they may run on two threads
 };
