@@ -65,7 +65,8 @@ LimeAttribution lime_tabular(ForwardModel& model, std::span<const float> x, std:
     std::vector<double> by_zeros(static_cast<std::size_t>(m) + 1);
     for (std::size_t d = 0; d < by_zeros.size(); ++d) by_zeros[d] = kernel(static_cast<double>(d));
     const auto mm = static_cast<std::size_t>(m);
-    const detail::QuartileBins bins(options.training, static_cast<std::size_t>(rows), mm);
+    const detail::QuartileBins bins(options.training, static_cast<std::size_t>(rows), mm,
+                                    options.pipeline && options.samples > options.max_batch);
     std::vector<std::int32_t> x_bin(mm);
     for (std::size_t j = 0; j < mm; ++j) x_bin[j] = bins.bin_of(j, x[j]);
     const std::size_t words = (mm + 63) / 64;
