@@ -23,7 +23,8 @@ namespace tfdebug::interpret::detail {
 // into the second of two buffers while the calling thread runs the model on batch k in the first
 // (double buffering: memory is two batches, whatever the number of rows). The callbacks:
 //
-//   make(i, point)          writes point i                      on the worker, in order
+//   make(i, point)          writes point i                      on the worker, in order (the
+//                           first batch's on the calling thread, before the worker starts)
 //   prepared(begin, end)    work on the made points [begin, end) on the worker, after the batch
 //                           is handed over (LIME: the ridge's sums of the rows and weights)
 //   use(i, outputs)         reads the model's outputs of point i   on the calling thread
@@ -73,23 +74,29 @@ class PipelinedBatches {
     std::exception_ptr failure;  // the worker's
     bool worker_done = false;
     std::int64_t worker_answered = 0;  // batches `answered` has seen on the worker
+    // The first batch is made here, before the worker starts: the thread's start overlaps the
+    // model's first call instead of delaying it.
+    fill(0, rows, points_[0], make);
+    made = 1;
     {
       // Declared last, so destroyed first: its destructor requests stop and joins before the
       // mutex and condition variable go away, on return and on an exception alike.
       std::jthread worker([&](std::stop_token stop) {
         try {
           for (std::int64_t k = 0; k < batches; ++k) {
-            {
-              // Batch k's buffer is free once batch k - 2 has been answered.
-              std::unique_lock lock(mutex);
-              if (!changed.wait(lock, stop, [&] { return evaluated >= k - 1; })) return;
+            if (k > 0) {
+              {
+                // Batch k's buffer is free once batch k - 2 has been answered.
+                std::unique_lock lock(mutex);
+                if (!changed.wait(lock, stop, [&] { return evaluated >= k - 1; })) return;
+              }
+              fill(k, rows, points_[static_cast<std::size_t>(k % 2)], make);
+              {
+                const std::lock_guard lock(mutex);
+                made = k + 1;
+              }
+              changed.notify_all();
             }
-            fill(k, rows, points_[static_cast<std::size_t>(k % 2)], make);
-            {
-              const std::lock_guard lock(mutex);
-              made = k + 1;
-            }
-            changed.notify_all();
             prepared(begin(k), end(k, rows));
             std::int64_t ready = 0;
             {
