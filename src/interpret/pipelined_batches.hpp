@@ -23,21 +23,24 @@ namespace tfdebug::interpret::detail {
 // into the second of two buffers while the calling thread runs the model on batch k in the first
 // (double buffering: memory is two batches, whatever the number of rows). The callbacks:
 //
-//   make(i, point)          writes point i                      on the worker, in order (the
-//                           first batch's on the calling thread, before the worker starts)
-//   prepared(begin, end)    work on the made points [begin, end) on the worker, after the batch
-//                           is handed over (LIME: the ridge's sums of the rows and weights)
+//   make(i, point)          writes point i; each batch made by one thread, the worker or (when
+//                           the worker has not started it by the time the model needs it) the
+//                           calling thread, so a busy machine never leaves the model waiting on
+//                           a worker that is not running
+//   prepared(begin, end)    work on the made points [begin, end), in batch order (LIME: the
+//                           ridge's sums of the rows and weights)
 //   use(i, outputs)         reads the model's outputs of point i   on the calling thread
-//   answered(begin, end)    work that needs the outputs of [begin, end), in batch order: on the
-//                           worker as soon as the batch is answered and the worker is free, the
-//                           rest on the calling thread at the end (LIME: the sums with y)
+//   answered(begin, end)    work that needs the outputs of [begin, end), in batch order (LIME:
+//                           the sums with y)
 //
-// Every callback sees the batches in order and the same rows whichever thread runs it, so a
-// method whose sums are made in these callbacks gets the same bits with or without the worker.
-// The model is only ever called from the calling thread (a model may be tied to it). An
-// exception from the model or a callback stops the worker, joins it and propagates; nothing is
-// left running. Without `concurrent` (or with a single batch, where a thread would only cost its
-// start) the same callbacks run in the same order on the calling thread.
+// prepared and answered run on the worker as it gets to them; what it has not started when the
+// model has answered the last batch, the calling thread does after joining it. Every callback
+// sees each batch once, the batches in order for prepared and answered, so a method whose sums are
+// made in these callbacks gets the same bits with or without the worker, whichever thread made
+// which batch. The model is only ever called from the calling thread (a model may be tied to
+// it). An exception from the model or a callback stops the worker, joins it and propagates;
+// nothing is left running. Without `concurrent` (or with a single batch, where a thread would
+// only cost its start) the same callbacks run in the same order on the calling thread.
 class PipelinedBatches {
  public:
   PipelinedBatches(ForwardModel& model, std::int64_t max_batch) : model_(model), numel_(example_size(model)) {
@@ -67,44 +70,55 @@ class PipelinedBatches {
       return;
     }
     for (auto& p : points_) p.resize(static_cast<std::size_t>(max_batch_ * numel_));
+    // Shared state, under `mutex`. Batch k's buffer is free once batch k - 2 is evaluated.
     std::mutex mutex;
     std::condition_variable_any changed;
-    std::int64_t made = 0;       // batches whose points are in their buffer
-    std::int64_t evaluated = 0;  // batches the model has answered (their buffer free again)
-    std::exception_ptr failure;  // the worker's
+    std::int64_t next_fill = 0;  // the first batch nobody has started making
+    std::vector<char> made(static_cast<std::size_t>(batches), 0);
+    std::int64_t evaluated = 0;      // batches the model has answered
+    std::int64_t next_prepared = 0;  // the first batch `prepared` has not been started for
+    std::int64_t next_answered = 0;  // likewise `answered`
+    std::exception_ptr failure;      // the worker's
     bool worker_done = false;
-    std::int64_t worker_answered = 0;  // batches `answered` has seen on the worker
-    // The first batch is made here, before the worker starts: the thread's start overlaps the
-    // model's first call instead of delaying it.
-    fill(0, rows, points_[0], make);
-    made = 1;
     {
       // Declared last, so destroyed first: its destructor requests stop and joins before the
       // mutex and condition variable go away, on return and on an exception alike.
       std::jthread worker([&](std::stop_token stop) {
         try {
-          for (std::int64_t k = 0; k < batches; ++k) {
-            if (k > 0) {
-              {
-                // Batch k's buffer is free once batch k - 2 has been answered.
-                std::unique_lock lock(mutex);
-                if (!changed.wait(lock, stop, [&] { return evaluated >= k - 1; })) return;
-              }
+          for (;;) {
+            enum class Task { fill, prepare, answer, none } task = Task::none;
+            std::int64_t k = 0;
+            {
+              // The work that keeps the model fed first, then the sums, in batch order.
+              std::unique_lock lock(mutex);
+              changed.wait(lock, stop, [&] {
+                if (stop.stop_requested()) return true;
+                if (next_fill < batches && next_fill <= evaluated + 1) {
+                  task = Task::fill;
+                  k = next_fill++;
+                } else if (next_prepared < batches && made[static_cast<std::size_t>(next_prepared)] != 0) {
+                  task = Task::prepare;
+                  k = next_prepared++;
+                } else if (next_answered < evaluated) {
+                  task = Task::answer;
+                  k = next_answered++;
+                }
+                return task != Task::none || (next_prepared == batches && next_answered == batches);
+              });
+              if (task == Task::none) break;  // stopped, or nothing left
+            }
+            if (task == Task::fill) {
               fill(k, rows, points_[static_cast<std::size_t>(k % 2)], make);
               {
                 const std::lock_guard lock(mutex);
-                made = k + 1;
+                made[static_cast<std::size_t>(k)] = 1;
               }
               changed.notify_all();
+            } else if (task == Task::prepare) {
+              prepared(begin(k), end(k, rows));
+            } else {
+              answered(begin(k), end(k, rows));
             }
-            prepared(begin(k), end(k, rows));
-            std::int64_t ready = 0;
-            {
-              const std::lock_guard lock(mutex);
-              ready = evaluated;
-            }
-            for (; worker_answered < ready; ++worker_answered)
-              answered(begin(worker_answered), end(worker_answered, rows));
           }
         } catch (...) {
           failure = std::current_exception();
@@ -116,10 +130,21 @@ class PipelinedBatches {
         changed.notify_all();
       });
       for (std::int64_t k = 0; k < batches; ++k) {
+        bool mine = false;  // nobody has started batch k: the calling thread makes it itself
         {
           std::unique_lock lock(mutex);
-          changed.wait(lock, [&] { return made > k || worker_done; });
-          if (made <= k) break;  // the worker failed; its exception is rethrown below
+          if (next_fill == k) {
+            next_fill = k + 1;
+            mine = true;
+          } else {
+            changed.wait(lock, [&] { return made[static_cast<std::size_t>(k)] != 0 || worker_done; });
+            if (made[static_cast<std::size_t>(k)] == 0) break;  // the worker failed: rethrown below
+          }
+        }
+        if (mine) {
+          fill(k, rows, points_[static_cast<std::size_t>(k % 2)], make);
+          const std::lock_guard lock(mutex);
+          made[static_cast<std::size_t>(k)] = 1;  // the worker hears of it after the model's call
         }
         evaluate(k, rows, points_[static_cast<std::size_t>(k % 2)], use);
         {
@@ -128,9 +153,11 @@ class PipelinedBatches {
         }
         changed.notify_all();
       }
-    }  // joined here
+      worker.request_stop();  // what the worker has not started, the calling thread does below
+    }                         // joined here
     if (failure) std::rethrow_exception(failure);
-    for (std::int64_t k = worker_answered; k < batches; ++k) answered(begin(k), end(k, rows));
+    for (std::int64_t k = next_prepared; k < batches; ++k) prepared(begin(k), end(k, rows));
+    for (std::int64_t k = next_answered; k < batches; ++k) answered(begin(k), end(k, rows));
   }
 
  private:
