@@ -25,8 +25,8 @@ namespace tfdebug::interpret::detail {
 //
 //   make(i, point)          writes point i; each batch made by one thread, the worker or (when
 //                           the worker has not started it by the time the model needs it) the
-//                           calling thread, so a busy machine never leaves the model waiting on
-//                           a worker that is not running
+//                           calling thread, so on a busy machine the model waits at most for a
+//                           batch the worker has started, never for one it has not reached
 //   prepared(begin, end)    work on the made points [begin, end), in batch order (LIME: the
 //                           ridge's sums of the rows and weights)
 //   use(i, outputs)         reads the model's outputs of point i   on the calling thread
