@@ -2,12 +2,14 @@
 // evaluations done by a bare LibTorch loop in the same process (the same batches, the same
 // forward and backward passes, nothing else). Prints, per method, the median time of each and
 // the median of the paired ratios over the rounds (the machine's speed drifts between rounds);
+// then the median of the paired ratios of the process's CPU time (every thread's: LIME's pipeline
+// uses two);
 // then the peak memory of Integrated Gradients with 20,000 steps, bounded by max_batch.
 //
 //   OPENBLAS_NUM_THREADS=1 interpret_bench [--rounds N] [--only METHOD]
 //
 // --only METHOD: only that row (its name as printed, e.g. lime or "lime (wider MLP)"), or
-// "memory" for the memory run alone.
+// "memory" for the memory run; repeat it for several.
 //
 // The model: an MLP of the digits' shape (64-128-64-10, tanh), random weights; for the memory
 // run, 12,288 inputs (a 3x64x64 image flattened).
@@ -22,9 +24,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tfdebug/interpret/gradient_attribution.hpp"
@@ -37,10 +41,23 @@ namespace {
 using Clock = std::chrono::steady_clock;
 namespace ti = tfdebug::interpret;
 
-double seconds(const std::function<void()>& f) {
+// The process's CPU time, every thread's (LIME draws its samples on a second thread).
+double cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+// Wall and CPU seconds of f().
+std::pair<double, double> seconds_and_cpu(const std::function<void()>& f) {
+  const double cpu = cpu_seconds();
   const auto start = Clock::now();
   f();
-  return std::chrono::duration<double>(Clock::now() - start).count();
+  return {std::chrono::duration<double>(Clock::now() - start).count(), cpu_seconds() - cpu};
+}
+
+double seconds(const std::function<void()>& f) {
+  return seconds_and_cpu(f).first;
 }
 
 double median(std::vector<double> v) {
@@ -78,13 +95,13 @@ void bare_forward(torch::nn::Sequential& net, const at::Tensor& points, std::int
 
 struct Row {
   const char* method;
-  std::vector<double> ours, bare, ratio;
+  std::vector<double> ours, bare, ratio, cpu_ratio;
 };
 
 void report(const Row& r) {
   if (r.ratio.empty()) return;
-  std::printf("%-22s %10.3f ms %10.3f ms %8.3fx\n", r.method, 1e3 * median(r.ours), 1e3 * median(r.bare),
-              median(r.ratio));
+  std::printf("%-24s %10.3f ms %10.3f ms %8.3fx %8.3fx\n", r.method, 1e3 * median(r.ours),
+              1e3 * median(r.bare), median(r.ratio), median(r.cpu_ratio));
 }
 
 long peak_rss_mb() {
@@ -97,12 +114,14 @@ long peak_rss_mb() {
 
 int main(int argc, char** argv) {
   int rounds = 15;
-  std::string only;
+  std::vector<std::string> only;
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--rounds") == 0) rounds = std::atoi(argv[i + 1]);
-    if (std::strcmp(argv[i], "--only") == 0) only = argv[i + 1];
+    if (std::strcmp(argv[i], "--only") == 0) only.emplace_back(argv[i + 1]);
   }
-  const auto wanted = [&](const char* method) { return only.empty() || only == method; };
+  const auto wanted = [&](const char* method) {
+    return only.empty() || std::find(only.begin(), only.end(), method) != only.end();
+  };
   at::set_num_threads(1);
   torch::manual_seed(0);
   torch::nn::Sequential net = mlp(64);
@@ -115,21 +134,21 @@ int main(int argc, char** argv) {
   const std::int64_t target = 3;
 
   // Integrated Gradients: 50 nodes in one batch of 50, then f(x) and f(0).
-  Row ig{"integrated-gradients", {}, {}, {}};
+  Row ig{"integrated-gradients", {}, {}, {}, {}};
   ti::IntegratedGradientsOptions igo;
   igo.max_batch = 50;
   const ti::Rule rule = ti::quadrature(ti::Quadrature::gauss_legendre, 50);
   const at::Tensor alphas =
       at::from_blob(const_cast<double*>(rule.nodes.data()), {50, 1}, at::kDouble).to(at::kFloat);
   // SmoothGrad: 50 noisy copies in one batch, then f(x).
-  Row sg{"smoothgrad", {}, {}, {}};
+  Row sg{"smoothgrad", {}, {}, {}, {}};
   ti::SmoothGradOptions sgo;
   sgo.samples = 50;
   sgo.stdev = 0.5;
   sgo.max_batch = 50;
   // KernelSHAP: 64 features, shap's auto budget (2 x 64 + 2048 = 2176 coalitions) over 10
   // background rows, 256 rows a call: 21,780 forward rows, then the 63 x 63 least squares.
-  Row ks{"kernel-shap", {}, {}, {}};
+  Row ks{"kernel-shap", {}, {}, {}, {}};
   ti::ShapleyOptions kso;
   for (int i = 0; i < 10 * 64; ++i) kso.background.push_back(uniform(rng));
   kso.max_batch = 256;
@@ -147,18 +166,16 @@ int main(int argc, char** argv) {
       bare();
     }
     for (int r = 0; r < rounds; ++r) {
-      double a = 0, b = 0;
+      std::pair<double, double> a, b;  // wall and CPU seconds of a call
       const auto time_ours = [&] {
-        a = seconds([&] {
-              for (int c = 0; c < calls; ++c) ours();
-            }) /
-            calls;
+        a = seconds_and_cpu([&] {
+          for (int c = 0; c < calls; ++c) ours();
+        });
       };
       const auto time_bare = [&] {
-        b = seconds([&] {
-              for (int c = 0; c < calls; ++c) bare();
-            }) /
-            calls;
+        b = seconds_and_cpu([&] {
+          for (int c = 0; c < calls; ++c) bare();
+        });
       };
       if (r % 2 == 0) {
         time_ours();
@@ -167,9 +184,10 @@ int main(int argc, char** argv) {
         time_bare();
         time_ours();
       }
-      row.ours.push_back(a);
-      row.bare.push_back(b);
-      row.ratio.push_back(a / b);
+      row.ours.push_back(a.first / calls);
+      row.bare.push_back(b.first / calls);
+      row.ratio.push_back(a.first / b.first);
+      row.cpu_ratio.push_back(a.second / b.second);
     }
   };
   measure(
@@ -193,7 +211,7 @@ int main(int argc, char** argv) {
       });
   // LIME: 5,000 samples around x from 200 training rows' quartile bins, 256 rows a call, then
   // the kernel weights and the 64 x 64 weighted ridge.
-  Row li{"lime", {}, {}, {}};
+  Row li{"lime", {}, {}, {}, {}};
   ti::LimeOptions lo;
   for (int i = 0; i < 200 * 64; ++i) lo.training.push_back(uniform(rng));
   lo.max_batch = 256;
@@ -201,24 +219,32 @@ int main(int argc, char** argv) {
   measure(
       li, 2, [&] { (void)ti::lime_tabular(model, x, target, lo); },
       [&] { bare_forward(net, lime_rows, 256); });
+  // The same with LIME's own work on a second thread while the model runs (LimeOptions::pipeline).
+  Row l2{"lime (two threads)", {}, {}, {}, {}};
+  ti::LimeOptions pipelined = lo;
+  pipelined.pipeline = true;
+  measure(
+      l2, 2, [&] { (void)ti::lime_tabular(model, x, target, pipelined); },
+      [&] { bare_forward(net, lime_rows, 256); });
   // The same on a model that costs more per row (a 64-2048-64-10 MLP, ~0.27 MFLOP a row): LIME's
   // own sampling and fit are a fixed cost per sample.
-  Row lw{"lime (wider MLP)", {}, {}, {}};
+  Row lw{"lime (wider MLP)", {}, {}, {}, {}};
   torch::nn::Sequential wide = mlp(64, 2048);
   tfdebug::torch::TorchModel wide_model([&](const at::Tensor& b) { return wide->forward(b); }, {64});
   measure(
       lw, 2, [&] { (void)ti::lime_tabular(wide_model, x, target, lo); },
       [&] { bare_forward(wide, lime_rows, 256); });
 
-  std::printf("%-22s %13s %13s %9s   (%d rounds, medians; ratio: per-round ours / bare)\n", "method",
-              "tfdebug", "bare loop", "ratio", rounds);
+  std::printf("%-24s %13s %13s %9s %9s   (%d rounds, medians; ratios: per-round ours / bare)\n", "method",
+              "tfdebug", "bare loop", "ratio", "CPU", rounds);
   report(ig);
   report(sg);
   report(ks);
   report(li);
+  report(l2);
   report(lw);
 
-  if (!only.empty() && only != "memory") return 0;
+  if (!only.empty() && !wanted("memory")) return 0;
   // Memory: IG with 20,000 steps of a 12,288-value input would hold 983 MB of points at once
   // (Captum's internal_batch_size=None); in batches of 64 it holds 64.
   torch::nn::Sequential big = mlp(12288);

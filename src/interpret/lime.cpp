@@ -6,6 +6,7 @@
 
 #include "batching.hpp"
 #include "lime_bins.hpp"
+#include "pipelined_batches.hpp"
 #include "random.hpp"
 #include "tfdebug/core/error.hpp"
 #include "weighted_ridge.hpp"
@@ -44,13 +45,16 @@ LimeAttribution lime_tabular(ForwardModel& model, std::span<const float> x, std:
   const auto kernel = [&](double d2) { return std::exp(-d2 / (2 * width * width)); };
 
   // Sample s (from stream s; sample 0 is x): its interpretable row and its model input, made in
-  // order, a batch at a time; its kernel weight as it is made.
+  // order, a batch at a time; its kernel weight as it is made. With options.pipeline the samples
+  // and the sums of the rows are made on a second thread while the model runs (Note [Points
+  // beside the model], pipelined_batches.hpp); only the sums with the outputs and the solve wait.
   const auto n = static_cast<std::size_t>(options.samples);
   std::vector<double> outputs(n), weights(n);
-  detail::Batcher batcher(model, options.max_batch);
+  detail::PipelinedBatches batches(model, options.max_batch);
   const auto output = [&](std::int64_t s, std::span<const float> out) {
     outputs[static_cast<std::size_t>(s)] = out[static_cast<std::size_t>(target)];
   };
+  const auto nothing = [](std::int64_t, std::int64_t) {};
   detail::RidgeFit fit;
   std::vector<double> data;
   if (options.discretize) {
@@ -61,13 +65,16 @@ LimeAttribution lime_tabular(ForwardModel& model, std::span<const float> x, std:
     std::vector<double> by_zeros(static_cast<std::size_t>(m) + 1);
     for (std::size_t d = 0; d < by_zeros.size(); ++d) by_zeros[d] = kernel(static_cast<double>(d));
     const auto mm = static_cast<std::size_t>(m);
-    const detail::QuartileBins bins(options.training, static_cast<std::size_t>(rows), mm);
+    const detail::QuartileBins bins(options.training, static_cast<std::size_t>(rows), mm,
+                                    options.pipeline && options.samples > options.max_batch);
     std::vector<std::int32_t> x_bin(mm);
     for (std::size_t j = 0; j < mm; ++j) x_bin[j] = bins.bin_of(j, x[j]);
     const std::size_t words = (mm + 63) / 64;
     std::vector<std::uint64_t> bits(n * words);
-    batcher.forward(
-        options.samples,
+    const detail::BinaryRows ones{bits, words};
+    detail::BinaryRidge ridge(ones, mm, weights);
+    batches.forward(
+        options.samples, options.pipeline,
         [&](std::int64_t s, std::span<float> row) {
           const std::span<std::uint64_t> out(bits.data() + static_cast<std::size_t>(s) * words, words);
           std::size_t count = mm;
@@ -79,9 +86,14 @@ LimeAttribution lime_tabular(ForwardModel& model, std::span<const float> x, std:
           }
           weights[static_cast<std::size_t>(s)] = by_zeros[mm - count];
         },
-        output);
-    const detail::BinaryRows ones{bits, words};
-    fit = detail::weighted_ridge(ones, mm, outputs, weights, options.alpha);
+        [&](std::int64_t begin, std::int64_t end) {
+          ridge.add_rows(static_cast<std::size_t>(begin), static_cast<std::size_t>(end));
+        },
+        output,
+        [&](std::int64_t begin, std::int64_t end) {
+          ridge.add_outputs(outputs, static_cast<std::size_t>(begin), static_cast<std::size_t>(end));
+        });
+    fit = ridge.fit(options.alpha);
     if (options.keep_neighbourhood) {
       data.assign(n * mm, 0.0);
       for (std::size_t s = 0; s < n; ++s)
@@ -91,8 +103,8 @@ LimeAttribution lime_tabular(ForwardModel& model, std::span<const float> x, std:
   } else {
     // Each feature N(0, 1) * its training std + its training mean; interpretable: standardised.
     data.resize(n * static_cast<std::size_t>(m));
-    batcher.forward(
-        options.samples,
+    batches.forward(
+        options.samples, options.pipeline,
         [&](std::int64_t s, std::span<float> row) {
           double* z = data.data() + static_cast<std::size_t>(s * m);
           detail::Stream stream(options.seed, static_cast<std::uint64_t>(s));
@@ -103,16 +115,18 @@ LimeAttribution lime_tabular(ForwardModel& model, std::span<const float> x, std:
             z[j] = (v - mean[jj]) / scale[jj];
           }
         },
-        output);
-    for (std::size_t s = 0; s < n; ++s) {
-      double d2 = 0;
-      for (std::int64_t j = 0; j < m; ++j) {
-        const double d = data[s * static_cast<std::size_t>(m) + static_cast<std::size_t>(j)] -
-                         data[static_cast<std::size_t>(j)];
-        d2 += d * d;
-      }
-      weights[s] = kernel(d2);
-    }
+        [&](std::int64_t begin, std::int64_t end) {  // the kernel weights (row 0 is in the first batch)
+          for (auto s = static_cast<std::size_t>(begin); s < static_cast<std::size_t>(end); ++s) {
+            double d2 = 0;
+            for (std::int64_t j = 0; j < m; ++j) {
+              const double d = data[s * static_cast<std::size_t>(m) + static_cast<std::size_t>(j)] -
+                               data[static_cast<std::size_t>(j)];
+              d2 += d * d;
+            }
+            weights[s] = kernel(d2);
+          }
+        },
+        output, nothing);
     fit = detail::weighted_ridge(data, static_cast<std::size_t>(m), outputs, weights, options.alpha);
   }
 
@@ -124,7 +138,7 @@ LimeAttribution lime_tabular(ForwardModel& model, std::span<const float> x, std:
   a.r2 = fit.r2;
   a.local_prediction = fit.local_prediction;
   a.output = outputs[0];
-  a.evaluations = batcher.evaluations();
+  a.evaluations = batches.evaluations();
   if (options.keep_neighbourhood) {
     a.data = std::move(data);
     a.weights = std::move(weights);

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <exception>
 #include <limits>
+#include <thread>
 
 #include "bin_rows.hpp"
 #include "random.hpp"
@@ -19,7 +21,8 @@ double low_uniform(std::uint64_t w) {
 
 }  // namespace
 
-QuartileBins::QuartileBins(std::span<const float> training, std::size_t rows, std::size_t features)
+QuartileBins::QuartileBins(std::span<const float> training, std::size_t rows, std::size_t features,
+                           bool concurrent)
     : m_(features), boundaries_(features) {
   for (auto& t : threshold_) t.assign(m_, std::uint64_t{1} << 32);
   for (std::size_t k = 0; k < kBins; ++k) {
@@ -30,9 +33,34 @@ QuartileBins::QuartileBins(std::span<const float> training, std::size_t rows, st
     mean_[k].assign(m_, 0);
     stdev_[k].assign(m_, 0);
   }
+  // Note [Quartiles on two threads]: the columns are independent and each writes only its own
+  // entries, so with `concurrent` a second thread takes the upper half of them when there is
+  // enough to share (a thread's start and join, ~30-50 us, against ~4 us a column of 200 rows).
+  // They sit before the first sample can be drawn, where nothing else runs beside them.
+  const std::size_t half = concurrent && rows * features >= kConcurrentValues ? features / 2 : features;
+  if (half == features) {
+    fit_columns(training, rows, 0, features);
+    return;
+  }
+  std::exception_ptr failure;
+  {
+    const std::jthread upper([&] {
+      try {
+        fit_columns(training, rows, half, features);
+      } catch (...) {
+        failure = std::current_exception();
+      }
+    });
+    fit_columns(training, rows, 0, half);
+  }
+  if (failure) std::rethrow_exception(failure);
+}
+
+void QuartileBins::fit_columns(std::span<const float> training, std::size_t rows, std::size_t begin,
+                               std::size_t end) {
   std::vector<double> column(rows);
   std::vector<std::uint8_t> bin(rows);
-  for (std::size_t j = 0; j < m_; ++j) {
+  for (std::size_t j = begin; j < end; ++j) {
     for (std::size_t r = 0; r < rows; ++r) column[r] = training[r * m_ + j];
     // The percentiles from order statistics by selection (nth_element, each on what is right of
     // the last one), not a sort: the bins need only the three boundaries.

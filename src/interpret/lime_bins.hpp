@@ -26,8 +26,10 @@ namespace tfdebug::interpret::detail {
 
 class QuartileBins {
  public:
-  // training: rows x features, row-major.
-  QuartileBins(std::span<const float> training, std::size_t rows, std::size_t features);
+  // training: rows x features, row-major. concurrent: half the columns on a second thread when
+  // there are enough values (Note [Quartiles on two threads]); the same bins either way.
+  QuartileBins(std::span<const float> training, std::size_t rows, std::size_t features,
+               bool concurrent = false);
 
   std::size_t features() const { return m_; }
   // The bin of value v of feature j (numpy.searchsorted(boundaries, v), side "left").
@@ -40,7 +42,9 @@ class QuartileBins {
                    std::span<float> row, std::span<std::uint64_t> bits) const;
 
  private:
-  static constexpr std::size_t kBins = 4;  // quartiles; fewer where boundaries coincide
+  static constexpr std::size_t kBins = 4;                 // quartiles; fewer where boundaries coincide
+  static constexpr std::size_t kConcurrentValues = 4096;  // training values worth a second thread
+  void fit_columns(std::span<const float> training, std::size_t rows, std::size_t begin, std::size_t end);
   std::size_t m_ = 0;
   std::vector<std::vector<double>> boundaries_;  // per feature
   // Per bin k, per feature j (structure of arrays, so a row's loop reads them contiguously):

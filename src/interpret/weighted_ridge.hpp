@@ -33,4 +33,28 @@ struct BinaryRows {
 RidgeFit weighted_ridge(const BinaryRows& data, std::size_t features, std::span<const double> outputs,
                         std::span<const double> weights, double alpha);
 
+// The same fit in parts, for rows that arrive a batch at a time (Note [Points beside the model],
+// pipelined_batches.hpp): the sums of the rows and their weights (sum w, sum w z, sum w z z') as
+// soon as the rows are drawn, those with the outputs (sum w y, sum w z y) when the model has
+// answered, then the solve. Each sum adds its rows in order, so adding [0, n) at once or in
+// batches, on one thread or two, gives the same bits as weighted_ridge.
+class BinaryRidge {
+ public:
+  // data and weights: every row's, filled in by the time each batch is added (not copied).
+  BinaryRidge(const BinaryRows& data, std::size_t features, std::span<const double> weights);
+  void add_rows(std::size_t begin, std::size_t end);
+  void add_outputs(std::span<const double> outputs, std::size_t begin, std::size_t end);
+  // After both over every row. Its R^2 from the sums (Note [R^2 from the sums]).
+  RidgeFit fit(double alpha);
+
+ private:
+  BinaryRows data_;
+  std::size_t m_;
+  std::span<const double> weights_;
+  double wsum_ = 0, wy_ = 0;
+  double y0_ = 0, wdy_ = 0, wdy2_ = 0;  // the first output; sum w (y - y0), sum w (y - y0)^2
+  std::vector<double> wx_, ata_, aty_;
+  std::vector<std::uint32_t> ones_rows_, ones_outputs_;  // per part: they may run on two threads
+};
+
 }  // namespace tfdebug::interpret::detail

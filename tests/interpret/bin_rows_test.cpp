@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "lime_bins.hpp"
+
 namespace tfdebug::interpret::detail {
 namespace {
 
@@ -121,6 +123,32 @@ TEST(BinRows, EveryCopyOfTheLoopDrawsTheSameRows) {
     EXPECT_EQ(v4.outer, baseline.outer);
   }
 #endif
+}
+
+TEST(BinRows, QuartilesOnTwoThreadsAreTheSameBins) {
+  // Note [Quartiles on two threads]: 300 rows of 40 features (12,000 values, enough for the
+  // second thread); every column's bins, and so every draw, the same as on one thread.
+  constexpr std::size_t rows = 300, features = 40;
+  std::vector<float> training(rows * features);
+  for (std::size_t i = 0; i < training.size(); ++i)
+    training[i] = static_cast<float>((i * 2654435761U) % 1000) / 37.0f;  // spread, with ties
+  const QuartileBins one(training, rows, features, false), two(training, rows, features, true);
+  std::vector<std::int32_t> x_bins(features);
+  for (std::size_t j = 0; j < features; ++j) {
+    x_bins[j] = one.bin_of(j, training[j]);
+    for (const double v : {0.0, 5.0, 13.5, 26.9}) ASSERT_EQ(one.bin_of(j, v), two.bin_of(j, v)) << j;
+  }
+  std::vector<float> row_one(features), row_two(features);
+  std::vector<std::uint64_t> bits_one(1), bits_two(1);
+  std::size_t ones = 0;
+  for (std::uint64_t s = 1; s <= 200; ++s) {
+    const std::size_t a = one.draw(3, s, x_bins, row_one, bits_one);
+    ASSERT_EQ(two.draw(3, s, x_bins, row_two, bits_two), a) << s;
+    ASSERT_EQ(row_two, row_one) << s;
+    ASSERT_EQ(bits_two, bits_one) << s;
+    ones += a;
+  }
+  EXPECT_GT(ones, 200U * features / 8);  // x's bins are drawn: the rows are not all zeros
 }
 
 }  // namespace

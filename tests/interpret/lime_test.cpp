@@ -153,6 +153,79 @@ TEST(Lime, ABinsValuesAreItsTruncatedNormal) {
   EXPECT_NEAR(mean, mu + sd * z_mean, 4 * se);
 }
 
+TEST(Lime, TheSecondThreadChangesNoBit) {
+  // LimeOptions::pipeline draws the samples and sums the rows on a second thread: the same
+  // explanation, neighbourhood and fit as on one thread, whatever max_batch, with or without bins.
+  testing::FunctionModel m(
+      5, 2,
+      [](const std::vector<double>& v) {
+        return std::vector<double>{std::sin(v[0]) * v[1] + v[2] * v[2] - v[4], v[3]};
+      },
+      [](const std::vector<double>&, std::int64_t) { return std::vector<double>(5, 0.0); });
+  LimeOptions o;
+  o.training = gaussian_rows(150, {1, 2, 0.5, 1, 3}, 9);
+  o.samples = 3001;
+  o.seed = 5;
+  o.keep_neighbourhood = true;
+  const std::vector<float> x = {0.4f, -1.0f, 0.2f, 1.1f, 2.5f};
+  for (const bool discretize : {true, false}) {
+    o.discretize = discretize;
+    o.pipeline = false;
+    o.max_batch = 3001;  // one batch, one thread
+    const LimeAttribution serial = lime_tabular(m, x, 0, o);
+    for (const std::int64_t batch : {1, 7, 256, 3000}) {
+      o.max_batch = batch;
+      for (const bool pipeline : {true, false}) {
+        o.pipeline = pipeline;
+        const LimeAttribution a = lime_tabular(m, x, 0, o);
+        const std::string where = "discretize " + std::to_string(discretize) + ", max_batch " +
+                                  std::to_string(batch) + ", pipeline " + std::to_string(pipeline);
+        EXPECT_EQ(a.values, serial.values) << where;
+        EXPECT_EQ(a.intercept, serial.intercept) << where;
+        EXPECT_EQ(a.r2, serial.r2) << where;
+        EXPECT_EQ(a.local_prediction, serial.local_prediction) << where;
+        EXPECT_EQ(a.data, serial.data) << where;
+        EXPECT_EQ(a.weights, serial.weights) << where;
+        EXPECT_EQ(a.outputs, serial.outputs) << where;
+        EXPECT_EQ(a.evaluations, 3001) << where;
+      }
+    }
+    EXPECT_GT(serial.r2, 0.0);
+  }
+}
+
+// f(x) = x0 - x1, failing on its third call.
+class FailingModel : public testing::FunctionModel {
+ public:
+  FailingModel()
+      : FunctionModel(
+            2, 1, [](const std::vector<double>& v) { return std::vector<double>{v[0] - v[1]}; },
+            [](const std::vector<double>&, std::int64_t) {
+              return std::vector<double>{1, -1};
+            }) {}
+  void forward(const TensorView& x, std::span<float> out) override {
+    if (calls == 2) throw Error("the model failed at batch 3");
+    FunctionModel::forward(x, out);  // counts the call
+  }
+};
+
+TEST(Lime, AModelThatThrowsAtBatchThreeIsTheCallersError) {
+  LimeOptions o;
+  o.training = gaussian_rows(100, {1, 1}, 4);
+  o.max_batch = 100;
+  for (const bool pipeline : {true, false}) {
+    o.pipeline = pipeline;
+    FailingModel failing;
+    try {
+      (void)lime_tabular(failing, std::vector<float>{1, 2}, 0, o);
+      ADD_FAILURE() << "no exception";
+    } catch (const Error& e) {
+      EXPECT_STREQ(e.what(), "the model failed at batch 3");
+    }
+    EXPECT_EQ(failing.calls, 2);  // batches 1 and 2; none after the failure
+  }
+}
+
 TEST(Lime, BadInputIsAClearError) {
   testing::FunctionModel r = testing::reference_r();
   const std::vector<float> x = {1, 2};
