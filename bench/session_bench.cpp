@@ -101,6 +101,16 @@ void range_only(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * state.range(0) * 4);
 }
 
+// compute_range_zeros alone, on a ReLU's output (about half the values +0): what a forward output
+// takes while a sink wants per-step metrics (their count of zeros).
+std::vector<float> relu_data(std::int64_t n);
+void range_zeros_only(benchmark::State& state) {
+  const std::vector<float> v = relu_data(state.range(0));
+  const tfdebug::TensorView view(v.data(), tfdebug::DType::f32, {state.range(0)});
+  for (auto _ : state) benchmark::DoNotOptimize(tfdebug::compute_range_zeros(view));
+  state.SetBytesProcessed(state.iterations() * state.range(0) * 4);
+}
+
 // all_finite alone: the scan of an input an in-place op is about to overwrite.
 void all_finite_only(benchmark::State& state) {
   const std::vector<float> v = data(state.range(0));
@@ -162,6 +172,7 @@ void row_summaries_only(benchmark::State& state) {
 BENCHMARK(extremes_only)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
 BENCHMARK(observe_parameter_roles)->Arg(64)->Arg(1 << 9)->Arg(1 << 12);
 BENCHMARK(range_only)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
+BENCHMARK(range_zeros_only)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
 BENCHMARK(all_finite_only)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
 BENCHMARK(observe_op_output_summary)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
 BENCHMARK(stats_only)->Arg(64)->Arg(1 << 11)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);

@@ -4,7 +4,8 @@
 // it); f16 and bf16 keep their magnitudes and order keys as 16-bit integers (Bits16Impl), so no
 // lane converts. Against the stats kernel's classification counts and moments: several times
 // its speed. compute_range leaves out the zero test (BitsImpl<false>: three min/max),
-// compute_range_l2 adds the sum of squares in f64, all_finite leaves out the range too
+// compute_range_l2 adds the sum of squares in f64, compute_range_zeros a count of the +-0 values
+// (what the per-step metrics report of a forward output), all_finite leaves out the range too
 // (NonfiniteImpl: one operation per vector). Highway dispatches to the best SIMD target, as for
 // the stats kernel.
 #undef HWY_TARGET_INCLUDE
@@ -66,9 +67,12 @@ HWY_INLINE void InRegister(V& v) {
 // with magnitudes masked out besides). kSquares (compute_range_l2) also sums the squares in f64
 // (f32 values widened first, so nothing squares to 0 or Inf that f64 holds) into *squares,
 // meaningful only when every value is finite. out: [smax, smin, umax, umin] as unsigned patterns.
-template <bool kZero, bool kSquares, typename TF, typename TU>
+// kCount (compute_range_zeros) counts the values that are +-0 instead (a +-0 pattern shifted left
+// by one is 0): a compare and a subtract per vector into per-lane counters, which blocks of
+// kCountBlock values keep from wrapping; into *zeros.
+template <bool kZero, bool kSquares, bool kCount, typename TF, typename TU>
 HWY_INLINE void BitsImpl(const TF* HWY_RESTRICT data, std::int64_t n, TU* HWY_RESTRICT out,
-                         double* HWY_RESTRICT squares) {
+                         double* HWY_RESTRICT squares, std::int64_t* HWY_RESTRICT zeros) {
   using TI = std::make_signed_t<TU>;
   const hn::ScalableTag<TF> df;
   const hn::RebindToSigned<decltype(df)> di;
@@ -83,7 +87,16 @@ HWY_INLINE void BitsImpl(const TF* HWY_RESTRICT data, std::int64_t n, TU* HWY_RE
   auto umax0 = hn::Zero(du), umax1 = umax0;
   auto umin0 = hn::Set(du, std::numeric_limits<TU>::max()), umin1 = umin0;
   auto sq0 = hn::Zero(dd), sq1 = sq0, sq2 = sq0, sq3 = sq0;
-  auto step = [&](auto x, auto& smax, auto& smin, auto& umax, auto& umin, auto& sq) {
+  auto count0 = hn::Zero(du), count1 = count0;
+  std::int64_t counted = 0;
+  const auto flush_counts = [&] {
+    HWY_ALIGN TU lane_counts[hn::MaxLanes(du)];
+    hn::Store(hn::Add(count0, count1), du, lane_counts);
+    for (std::int64_t l = 0; l < lanes; ++l) counted += static_cast<std::int64_t>(lane_counts[l]);
+    count0 = hn::Zero(du);
+    count1 = count0;
+  };
+  auto step = [&](auto x, auto& smax, auto& smin, auto& umax, auto& umin, auto& sq, auto& count) {
     InRegister(x);
     const auto s = hn::BitCast(di, x);
     const auto u = hn::BitCast(du, x);
@@ -91,6 +104,9 @@ HWY_INLINE void BitsImpl(const TF* HWY_RESTRICT data, std::int64_t n, TU* HWY_RE
     smin = hn::Min(smin, s);
     umax = hn::Max(umax, u);
     if constexpr (kZero) umin = hn::Min(umin, u);
+    // A true lane is all ones: subtracting it adds 1.
+    if constexpr (kCount)
+      count = hn::Sub(count, hn::VecFromMask(du, hn::Eq(hn::ShiftLeft<1>(u), hn::Zero(du))));
     if constexpr (kSquares && sizeof(TF) == 8) {
       sq = hn::MulAdd(x, x, sq);
     } else if constexpr (kSquares) {
@@ -106,13 +122,20 @@ HWY_INLINE void BitsImpl(const TF* HWY_RESTRICT data, std::int64_t n, TU* HWY_RE
     }
   };
   std::int64_t i = 0;
-  for (; i + 4 * lanes <= n; i += 4 * lanes) {
-    step(hn::LoadU(df, data + i), smax0, smin0, umax0, umin0, sq0);
-    step(hn::LoadU(df, data + i + lanes), smax1, smin1, umax1, umin1, sq1);
-    step(hn::LoadU(df, data + i + 2 * lanes), smax0, smin0, umax0, umin0, sq2);
-    step(hn::LoadU(df, data + i + 3 * lanes), smax1, smin1, umax1, umin1, sq3);
+  // A lane counts at most kCountBlock / lanes / 2 values of a block, far below TU's range.
+  constexpr std::int64_t kCountBlock = std::int64_t{1} << 28;
+  while (i + 4 * lanes <= n) {
+    const std::int64_t end = kCount ? std::min(n, i + kCountBlock) : n;
+    for (; i + 4 * lanes <= end; i += 4 * lanes) {
+      step(hn::LoadU(df, data + i), smax0, smin0, umax0, umin0, sq0, count0);
+      step(hn::LoadU(df, data + i + lanes), smax1, smin1, umax1, umin1, sq1, count1);
+      step(hn::LoadU(df, data + i + 2 * lanes), smax0, smin0, umax0, umin0, sq2, count0);
+      step(hn::LoadU(df, data + i + 3 * lanes), smax1, smin1, umax1, umin1, sq3, count1);
+    }
+    if constexpr (kCount) flush_counts();
   }
-  for (; i + lanes <= n; i += lanes) step(hn::LoadU(df, data + i), smax0, smin0, umax0, umin0, sq0);
+  for (; i + lanes <= n; i += lanes) step(hn::LoadU(df, data + i), smax0, smin0, umax0, umin0, sq0, count0);
+  if constexpr (kCount) flush_counts();
   TI smax = std::numeric_limits<TI>::min();
   TI smin = std::numeric_limits<TI>::max();
   ReduceMinMax(di, smin0, smin1, smax0, smax1, &smin, &smax);
@@ -135,12 +158,14 @@ HWY_INLINE void BitsImpl(const TF* HWY_RESTRICT data, std::int64_t n, TU* HWY_RE
       std::memcpy(&x, data + i, sizeof(TF));
       sum += static_cast<double>(x) * static_cast<double>(x);
     }
+    if constexpr (kCount) counted += static_cast<TU>(u << 1) == 0 ? 1 : 0;
   }
   out[0] = static_cast<TU>(smax);
   out[1] = static_cast<TU>(smin);
   out[2] = umax;
   out[3] = umin;
   if constexpr (kSquares) *squares = sum;
+  if constexpr (kCount) *zeros = counted;
 }
 
 // all_finite (f32, f64): acc = x * 0 + acc stays exactly 0 for finite x and turns NaN (and stays
@@ -228,25 +253,31 @@ HWY_INLINE void Bits16Impl(const std::uint16_t* HWY_RESTRICT data, std::int64_t 
 }
 
 void Extremes32(const float* data, std::int64_t n, std::uint32_t* out) {
-  BitsImpl<true, false>(data, n, out, nullptr);
+  BitsImpl<true, false, false>(data, n, out, nullptr, nullptr);
 }
 void Extremes64(const double* data, std::int64_t n, std::uint64_t* out) {
-  BitsImpl<true, false>(data, n, out, nullptr);
+  BitsImpl<true, false, false>(data, n, out, nullptr, nullptr);
 }
 void Extremes16(const std::uint16_t* data, std::int64_t n, std::uint16_t abs_mask, std::uint16_t* out) {
   Bits16Impl(data, n, abs_mask, out);
 }
 void Range32(const float* data, std::int64_t n, std::uint32_t* out) {
-  BitsImpl<false, false>(data, n, out, nullptr);
+  BitsImpl<false, false, false>(data, n, out, nullptr, nullptr);
 }
 void Range64(const double* data, std::int64_t n, std::uint64_t* out) {
-  BitsImpl<false, false>(data, n, out, nullptr);
+  BitsImpl<false, false, false>(data, n, out, nullptr, nullptr);
 }
 void RangeSquares32(const float* data, std::int64_t n, std::uint32_t* out, double* squares) {
-  BitsImpl<false, true>(data, n, out, squares);
+  BitsImpl<false, true, false>(data, n, out, squares, nullptr);
 }
 void RangeSquares64(const double* data, std::int64_t n, std::uint64_t* out, double* squares) {
-  BitsImpl<false, true>(data, n, out, squares);
+  BitsImpl<false, true, false>(data, n, out, squares, nullptr);
+}
+void RangeZeros32(const float* data, std::int64_t n, std::uint32_t* out, std::int64_t* zeros) {
+  BitsImpl<false, false, true>(data, n, out, nullptr, zeros);
+}
+void RangeZeros64(const double* data, std::int64_t n, std::uint64_t* out, std::int64_t* zeros) {
+  BitsImpl<false, false, true>(data, n, out, nullptr, zeros);
 }
 bool Nonfinite32(const float* data, std::int64_t n) {
   return NonfiniteImpl(data, n);
@@ -272,19 +303,23 @@ HWY_EXPORT(Range32);
 HWY_EXPORT(Range64);
 HWY_EXPORT(RangeSquares32);
 HWY_EXPORT(RangeSquares64);
+HWY_EXPORT(RangeZeros32);
+HWY_EXPORT(RangeZeros64);
 HWY_EXPORT(Nonfinite32);
 HWY_EXPORT(Nonfinite64);
 }  // namespace detail
 
 namespace {
 
-// From the full statistics: strided views, fp8 and integer dtypes.
-Extremes from_stats(const TensorView& view) {
+// From the full statistics: strided views, fp8 and integer dtypes (and f16, bf16 when the zeros
+// are counted).
+Extremes from_stats(const TensorView& view, bool count_zeros = false) {
   const Stats s = compute_stats(view);
   Extremes e;
   e.count = s.count;
   e.nonfinite = s.nonfinite() > 0;
   e.zero = s.zero > 0;
+  if (count_zeros) e.zeros = s.zero;
   if (!e.nonfinite) {
     e.min = s.min;
     e.max = s.max;
@@ -376,6 +411,29 @@ Extremes compute_range(TensorView view) {
   Extremes e = compute_extremes(view);
   e.zero = false;  // not measured
   return e;
+}
+
+Extremes compute_range_zeros(TensorView view) {
+  const std::int64_t n = view.numel();
+  if (n == 0) return Extremes{};
+  std::int64_t zeros = 0;
+  if (view.is_contiguous() && view.dtype() == DType::f32) {
+    std::uint32_t bits[4];
+    HWY_DYNAMIC_DISPATCH(detail::RangeZeros32)(static_cast<const float*>(view.data()), n, bits, &zeros);
+    Extremes e = finish_bits<float>(n, bits, false);
+    e.zeros = zeros;
+    e.zero = zeros > 0;
+    return e;
+  }
+  if (view.is_contiguous() && view.dtype() == DType::f64) {
+    std::uint64_t bits[4];
+    HWY_DYNAMIC_DISPATCH(detail::RangeZeros64)(static_cast<const double*>(view.data()), n, bits, &zeros);
+    Extremes e = finish_bits<double>(n, bits, false);
+    e.zeros = zeros;
+    e.zero = zeros > 0;
+    return e;
+  }
+  return from_stats(view, true);  // strided views and the other dtypes
 }
 
 Extremes compute_range_l2(TensorView view) {

@@ -50,11 +50,15 @@ std::size_t table_of(Role role, Phase phase) {
 // compute_range_l2 (the range and the L2 norm in one pass), or compute_stats. A finite
 // observation that no rule reads further only leaves its summary in the flight recorder. The full
 // statistics still come every flight_recorder_moments_every steps (and after the first error,
-// until the flight recorder is written, and while a sink wants per-step metrics), so the flight
-// recorder has means and standard deviations of every op on those steps.
+// until the flight recorder is written, and on the histogram steps of a sink that wants
+// histograms), so the flight recorder has means and standard deviations of every op on those
+// steps. A sink that wants per-step metrics adds what they read to what the rules need (a forward
+// output's zeros counted by compute_range_zeros, the norms), and the metrics take their values
+// from the one measurement the rules read (MetricInput), never from a second pass.
 //
 // Stats from a one-pass summary of finite values: count, range and abs-max; the moments are NaN
-// (not measured) and the counts of zeros, signs and subnormals 0.
+// (not measured) and the counts of signs and subnormals 0, and of zeros 0 unless
+// compute_range_zeros counted them (then set by the caller).
 Stats summary_stats(DType dtype, const Extremes& e) {
   Stats s;
   s.dtype = dtype;
@@ -82,10 +86,11 @@ struct Reader {
 
 // What to measure of an observation (Session::State::plan).
 struct Plan {
-  Need need = Need::none;  // the most any reader needs
-  bool zeros = false;      // some reader needs Need::zeros (compute_range_l2 does not count them)
-  bool full = false;       // the Session wants the full statistics itself (Note [Light outputs])
-  bool histogram = false;  // a histogram step of the per-step metrics
+  Need need = Need::none;   // the most any reader needs
+  bool zeros = false;       // some reader needs Need::zeros (compute_range_l2 does not count them)
+  bool full = false;        // the Session wants the full statistics itself (Note [Light outputs])
+  bool histogram = false;   // a histogram step of the per-step metrics
+  bool zero_count = false;  // the per-step metrics count a forward output's zeros (Stats::zero)
 };
 
 // What was measured (Session::State::measure).
@@ -235,15 +240,20 @@ Plan Session::State::plan(const Observation& o, std::vector<Reader>& readers) co
   p.full =
       o.step % config.flight_recorder_moments_every == 0 || moments_wanted.load(std::memory_order_relaxed);
   if (metrics_wanted.load(std::memory_order_relaxed)) {
-    // The step metrics (step_metrics.cpp) read a forward output's counts (its zeros) and the norm
-    // of a gradient, a weight or an update; nothing of a backward op's output.
-    if (o.role != Role::output)
+    // The step metrics (step_metrics.cpp) read a forward output's count, range and number of
+    // zeros (compute_range_zeros), the norm of a gradient and of a weight matrix and its update;
+    // nothing of a backward op's output, a bias or a norm scale.
+    if (o.role == Role::gradient ||
+        ((o.role == Role::parameter || o.role == Role::update) && o.value.rank() >= 2)) {
       p.need = std::max(p.need, Need::norm);
-    else if (o.phase == Phase::forward)
-      p.full = true;
+    } else if (o.role == Role::output && o.phase == Phase::forward) {
+      p.need = std::max(p.need, Need::zeros);
+      p.zero_count = true;
+    }
   }
   p.histogram = histograms_wanted.load(std::memory_order_relaxed) && metrics.histogram_step(o);
-  p.full = p.full || p.histogram;  // a histogram's snapshot carries the sum and sum of squares
+  // A histogram's sum and sum of squares come from the mean and the norm.
+  p.full = p.full || p.histogram;
   return p;
 }
 
@@ -257,7 +267,8 @@ Measured Session::State::measure(const Observation& o, const Plan& plan) const {
     m.stats = compute_stats(v, options);
     m.has_zero = m.stats.zero > 0;
   };
-  if (plan.full || plan.need >= Need::moments || (plan.need == Need::norm && plan.zeros)) {
+  if (plan.full || plan.need >= Need::moments ||
+      (plan.need == Need::norm && (plan.zeros || plan.zero_count))) {
     full();
   } else if (plan.need == Need::norm) {
     const Extremes e = compute_range_l2(v);
@@ -266,6 +277,15 @@ Measured Session::State::measure(const Observation& o, const Plan& plan) const {
     } else {
       m.stats = summary_stats(v.dtype(), e);
       m.stats.l2 = e.l2;
+    }
+  } else if (plan.need == Need::zeros && plan.zero_count) {
+    const Extremes e = compute_range_zeros(v);
+    if (e.nonfinite) {
+      full();  // the counts the finding reports
+    } else {
+      m.stats = summary_stats(v.dtype(), e);
+      m.stats.zero = e.zeros;
+      m.has_zero = e.zeros > 0;
     }
   } else if (plan.need == Need::zeros) {
     const Extremes e = compute_extremes(v);

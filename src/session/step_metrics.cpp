@@ -17,10 +17,10 @@ bool histogrammed(const Observation& o) {
 }
 
 // The layer a parameter belongs to: its module, or its name up to the last '.'.
-std::string layer_of(const Observation& o) {
-  if (!o.module.empty()) return std::string(o.module);
+std::string_view layer_of(const Observation& o) {
+  if (!o.module.empty()) return o.module;
   const std::size_t dot = o.op.rfind('.');
-  return std::string(dot == std::string_view::npos ? o.op : o.op.substr(0, dot));
+  return dot == std::string_view::npos ? o.op : o.op.substr(0, dot);
 }
 
 std::string histogram_name(const Observation& o) {
@@ -53,10 +53,11 @@ bool MetricsCollector::reserve_histogram(const Observation& o) {
   return false;
 }
 
-MetricsCollector::ModuleState* MetricsCollector::module(const std::string& name) {
+MetricsCollector::ModuleState* MetricsCollector::module(std::string_view name) {
+  // Found without building a string: a module's every observation after its first.
   if (const auto it = modules_.find(name); it != modules_.end()) return &it->second;
   if (modules_.size() >= std::size_t(config_.max_tracked)) return nullptr;
-  return &modules_[name];
+  return &modules_[std::string(name)];
 }
 
 void MetricsCollector::add_to(HistogramSnapshot& h, const Stats& s, const std::vector<std::int64_t>& counts) {
@@ -83,13 +84,13 @@ void MetricsCollector::observe(const Observation& o, const MetricInput& m) {
       // Weight matrices only, as the update_ratio rule: biases and norm scales start at 0 or 1.
       if (o.value.rank() >= 2 && updates_.size() < std::size_t(config_.max_tracked)) {
         UpdatePair& pair = updates_[make_key(o.module, o.op)];
-        pair.layer = layer_of(o);
+        pair.layer.assign(layer_of(o));
         (o.role == Role::parameter ? pair.weight : pair.update) = squared_norm(s);
       }
       break;
     case Role::output:
       if (o.phase != Phase::forward) break;
-      if (ModuleState* state = module(std::string(o.module))) {
+      if (ModuleState* state = module(o.module)) {
         ActivationSummary& a = state->activations ? *state->activations : state->activations.emplace();
         ++a.outputs;
         a.values += s.count;

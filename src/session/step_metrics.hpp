@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include "tfdebug/core/stats.hpp"
 #include "tfdebug/session/run_config.hpp"
@@ -51,11 +52,11 @@ class MetricsCollector {
     std::string layer;
     std::optional<double> weight, update;  // L2 norms; NaN when not finite
   };
-  ModuleState* module(const std::string& name);
+  ModuleState* module(std::string_view name);
   static void add_to(HistogramSnapshot& h, const Stats& s, const std::vector<std::int64_t>& counts);
 
   const RunConfig& config_;
-  std::map<std::string, ModuleState> modules_;
+  std::map<std::string, ModuleState, std::less<>> modules_;
   std::map<std::string, UpdatePair> updates_;  // by parameter key (module, name)
   std::map<std::string, HistogramSnapshot> weights_, activations_;
   std::set<std::string> reserved_, dropped_;  // "w" / "a" + name

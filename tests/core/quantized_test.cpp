@@ -339,7 +339,8 @@ TEST(ColumnNonzero, AgreesWithAPlainLoopOnEverySimdTarget) {
   EXPECT_THROW(column_nonzero(TensorView(ints, DType::i32, {2, 2}), nullptr), Error);
 }
 
-// compute_extremes, compute_range and all_finite against a plain loop over the decoded values,
+// compute_extremes, compute_range, compute_range_l2, compute_range_zeros and all_finite against a
+// plain loop over the decoded values,
 // for every float dtype and
 // lengths around the vector widths, with -0, subnormals, and each kind of non-finite value in
 // turn at every position class (first, body, tail).
@@ -380,12 +381,14 @@ void expect_extremes_agree_with_a_plain_loop() {
           const Extremes e = compute_extremes(t.view());
           bool nonfinite = false;
           bool zero = false;
+          std::int64_t zeros = 0;
           double lo = std::numeric_limits<double>::infinity();
           double hi = -lo;
           for (std::int64_t i = 0; i < n; ++i) {
             const double x = t.view().at({0, i});
             nonfinite = nonfinite || !std::isfinite(x);
             zero = zero || x == 0;
+            zeros += x == 0 ? 1 : 0;
             lo = std::min(lo, x);
             hi = std::max(hi, x);
           }
@@ -400,12 +403,19 @@ void expect_extremes_agree_with_a_plain_loop() {
           EXPECT_EQ(range.nonfinite, nonfinite) << where;
           EXPECT_FALSE(range.zero) << where;           // not measured
           EXPECT_TRUE(std::isnan(range.l2)) << where;  // not measured
+          EXPECT_EQ(range.zeros, 0) << where;          // not measured
           const Extremes norm = compute_range_l2(t.view());
           EXPECT_EQ(norm.count, n) << where;
           EXPECT_EQ(norm.nonfinite, nonfinite) << where;
+          const Extremes counted = compute_range_zeros(t.view());
+          EXPECT_EQ(counted.count, n) << where;
+          EXPECT_EQ(counted.nonfinite, nonfinite) << where;
+          EXPECT_EQ(counted.zeros, zeros) << where;  // counted with NaN and Inf too
+          EXPECT_EQ(counted.zero, zeros > 0) << where;
           if (nonfinite) {
             EXPECT_EQ(e.min, 0) << where;  // not measured
             EXPECT_EQ(range.min, 0) << where;
+            EXPECT_EQ(counted.min, 0) << where;
             EXPECT_TRUE(std::isnan(norm.l2)) << where;
             continue;
           }
@@ -419,6 +429,9 @@ void expect_extremes_agree_with_a_plain_loop() {
           EXPECT_EQ(range.min, lo) << where;
           EXPECT_EQ(range.max, hi) << where;
           EXPECT_EQ(range.abs_max, std::max(std::fabs(lo), std::fabs(hi))) << where;
+          EXPECT_EQ(counted.min, lo) << where;
+          EXPECT_EQ(counted.max, hi) << where;
+          EXPECT_EQ(counted.abs_max, std::max(std::fabs(lo), std::fabs(hi))) << where;
           EXPECT_EQ(e.min, lo) << where;
           EXPECT_EQ(e.max, hi) << where;
           EXPECT_EQ(e.abs_max, std::max(std::fabs(lo), std::fabs(hi))) << where;
@@ -427,12 +440,41 @@ void expect_extremes_agree_with_a_plain_loop() {
           EXPECT_EQ(e.max, s.max) << where;
           EXPECT_EQ(e.abs_max, s.abs_max) << where;
           EXPECT_EQ(e.zero, s.zero > 0) << where;
+          EXPECT_EQ(counted.zeros, s.zero) << where;
         }
+      }
+    }
+  }
+  // Many zeros (a ReLU's output: about half +0, some -0; then every value +-0), counted.
+  std::bernoulli_distribution coin(0.5);
+  for (const DType dtype : {DType::f32, DType::f64, DType::f16, DType::bf16}) {
+    for (const std::int64_t n : {1, 15, 16, 17, 64, 65, 1000, 40001}) {
+      for (const bool all : {false, true}) {
+        std::vector<float> w(static_cast<std::size_t>(n));
+        for (auto& x : w) {
+          const float y = all ? 0.0f : std::max(normal(rng), 0.0f);
+          x = coin(rng) ? -y : y;
+        }
+        const Tensor t = encoded(w, dtype, 1, n);
+        std::int64_t zeros = 0;
+        for (std::int64_t i = 0; i < n; ++i) zeros += t.view().at({0, i}) == 0 ? 1 : 0;
+        const std::string where =
+            std::string(dtype_name(dtype)) + " n=" + std::to_string(n) + (all ? " all" : "");
+        const Extremes counted = compute_range_zeros(t.view());
+        EXPECT_EQ(counted.zeros, zeros) << where;
+        EXPECT_EQ(counted.zeros, compute_stats(t.view()).zero) << where;
+        if (all) {
+          EXPECT_EQ(counted.zeros, n) << where;
+        }
+        EXPECT_EQ(counted.abs_max, compute_extremes(t.view()).abs_max) << where;
       }
     }
   }
   // Strided views and other dtypes go through compute_stats.
   const Tensor m = encoded({1, -2, 3, 0, 5, 6}, DType::f32, 2, 3);
+  EXPECT_EQ(compute_range_zeros(m.view().transposed(0, 1)).zeros, 1);
+  EXPECT_EQ(compute_range_zeros(m.view()).zeros, 1);
+  EXPECT_EQ(compute_extremes(m.view().transposed(0, 1)).zeros, 0);  // not counted
   EXPECT_DOUBLE_EQ(compute_range_l2(m.view().transposed(0, 1)).l2, std::sqrt(75.0));
   EXPECT_EQ(compute_range_l2(m.view()).l2, std::sqrt(75.0));  // 1 + 4 + 9 + 0 + 25 + 36, exact
   // f32 values whose squares leave f32's range either way: the sum is over f64 squares.

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <random>
 #include <stdexcept>
 
 #include "session_test_util.hpp"
@@ -195,6 +196,105 @@ TEST(StepMetrics, HistogramsOnHistogramSteps) {
     for (const std::int64_t c : nan.counts) binned += c;
     EXPECT_EQ(binned, 1);
     EXPECT_EQ(m.dropped_histograms, 0);
+  }
+}
+
+// The metrics take their values from the measurement the rules read: on steps between the
+// full-statistics steps a forward output's zeros come from compute_range_zeros, a norm from
+// compute_range_l2. They equal the metrics of the same tensors measured with the full statistics
+// on every step, and values computed afresh from the tensors.
+TEST(StepMetrics, LightMeasurementsEqualTheFullStatistics) {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  std::bernoulli_distribution coin(0.5);
+  auto random = [&](std::size_t n, bool relu) {
+    std::vector<float> v(n);
+    for (auto& x : v) {
+      x = normal(rng);
+      if (relu) x = coin(rng) ? std::max(x, 0.0f) : -std::max(x, 0.0f);  // +0 and -0
+    }
+    return v;
+  };
+  struct Step {
+    std::vector<float> linear, relu, weight, bias, grad, update;
+  };
+  std::vector<Step> steps;
+  for (int i = 0; i < 4; ++i)
+    steps.push_back({random(33 * 64, false), random(33 * 64, true), random(64 * 32, false), random(32, false),
+                     random(64 * 32, false), random(64 * 32, false)});
+  // The full statistics of that output, and of everything after the error (the flight recorder's).
+  steps[3].relu[100] = std::numeric_limits<float>::infinity();
+  auto run = [&](int moments_every) {
+    RunConfig config = testing::quiet_config();
+    config.tier = Tier::diagnose;
+    config.flight_recorder_moments_every = moments_every;
+    Session session(config);
+    auto sink = std::make_shared<RecordingSink>(false);
+    session.add_sink(sink);
+    Probe probe(session);
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      const Step& t = steps[i];
+      probe.begin_step(std::int64_t(i) + 1);  // not a multiple of 10
+      probe.observe_parameter("fc.weight", Tensors::v(t.weight, {64, 32}));
+      probe.observe_parameter("fc.bias", Tensors::v(t.bias, {32}));
+      probe.observe("fc.linear", Phase::forward, Tensors::v(t.linear, {33, 64}));
+      probe.observe("fc.relu", Phase::forward, Tensors::v(t.relu, {33, 64}));
+      probe.observe("head.linear", Phase::forward, Tensors::v(t.linear, {33, 64}));
+      probe.observe_gradient("fc.weight", Tensors::v(t.grad, {64, 32}));
+      probe.observe_gradient("fc.bias", Tensors::v(t.bias, {32}));
+      probe.observe_update("fc.weight", Tensors::v(t.update, {64, 32}));
+      probe.end_step(1.0);
+    }
+    return sink->steps;
+  };
+  const std::vector<StepMetrics> light = run(10);
+  const std::vector<StepMetrics> full = run(1);
+  ASSERT_EQ(light.size(), steps.size());
+  ASSERT_EQ(full.size(), steps.size());
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    SCOPED_TRACE("step " + std::to_string(i + 1));
+    const Step& t = steps[i];
+    ASSERT_EQ(light[i].modules.size(), 2u);  // fc, head
+    ASSERT_EQ(full[i].modules.size(), 2u);
+    for (std::size_t k = 0; k < 2; ++k) {
+      const ModuleMetrics& a = light[i].modules[k];
+      const ModuleMetrics& b = full[i].modules[k];
+      EXPECT_EQ(a.module, b.module);
+      ASSERT_TRUE(a.activations && b.activations);
+      EXPECT_EQ(a.activations->outputs, b.activations->outputs);
+      EXPECT_EQ(a.activations->values, b.activations->values);
+      EXPECT_EQ(a.activations->nonfinite, b.activations->nonfinite);
+      EXPECT_EQ(a.activations->zeros, b.activations->zeros);
+      EXPECT_EQ(a.activations->abs_max, b.activations->abs_max);
+      EXPECT_EQ(a.activations->dead_fraction, b.activations->dead_fraction);
+      ASSERT_EQ(a.grad_norm.has_value(), b.grad_norm.has_value());
+      ASSERT_EQ(a.update_ratio.has_value(), b.update_ratio.has_value());
+      // The full statistics sum squares in f32 blocks, compute_range_l2 in f64.
+      if (a.grad_norm) {
+        EXPECT_NEAR(*a.grad_norm, *b.grad_norm, 1e-7 * *b.grad_norm);
+      }
+      if (a.update_ratio) {
+        EXPECT_NEAR(*a.update_ratio, *b.update_ratio, 1e-7 * *b.update_ratio);
+      }
+    }
+    // Afresh from the tensors: fc's two outputs.
+    const ActivationSummary& fc = *module(light[i], "fc").activations;
+    const Stats linear = compute_stats(Tensors::v(t.linear, {33, 64}));
+    const Stats relu = compute_stats(Tensors::v(t.relu, {33, 64}));
+    std::int64_t zeros = 0;
+    for (const auto* values : {&t.linear, &t.relu})
+      zeros += std::count_if(values->begin(), values->end(), [](float x) { return x == 0; });
+    EXPECT_GT(zeros, 1000);
+    EXPECT_EQ(fc.zeros, zeros);
+    EXPECT_EQ(fc.zeros, linear.zero + relu.zero);
+    EXPECT_EQ(fc.values, 2 * 33 * 64);
+    EXPECT_EQ(fc.nonfinite, i == 3 ? 1 : 0);
+    EXPECT_EQ(fc.abs_max, std::max(linear.abs_max, relu.abs_max));  // of the finite values
+    double squares = 0;
+    for (const auto* values : {&t.grad, &t.bias})
+      for (const float x : *values) squares += double(x) * double(x);
+    const double tolerance = i == 3 ? 1e-7 : 1e-12;  // f64 squares before the error
+    EXPECT_NEAR(*module(light[i], "fc").grad_norm, std::sqrt(squares), tolerance * std::sqrt(squares));
   }
 }
 

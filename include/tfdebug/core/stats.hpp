@@ -148,6 +148,8 @@ struct Extremes {
   double abs_max = 0;
   // The L2 norm of the values: compute_range_l2 only (NaN from the others, and when nonfinite).
   double l2 = std::numeric_limits<double>::quiet_NaN();
+  // How many values are +0 or -0: compute_range_zeros only (0 from the others).
+  std::int64_t zeros = 0;
 };
 Extremes compute_extremes(TensorView view);
 // compute_extremes without the zero test (zero is false, not measured): three integer min/max per
@@ -157,6 +159,10 @@ Extremes compute_range(TensorView view);
 // gradient or an update, whose rules read only its norm. f64 values whose squares leave f64's
 // range take the full statistics' norm, which scales them.
 Extremes compute_range_l2(TensorView view);
+// compute_range and the number of values that are +-0 (Extremes::zeros; zero is zeros > 0) in one
+// pass: a compare and an add per vector more than compute_range, on contiguous f32 and f64 (the
+// others from the full statistics). The per-step metrics' zero count of a forward output.
+Extremes compute_range_zeros(TensorView view);
 // compute_extremes(view).nonfinite == false; one operation per vector on contiguous f32 and f64.
 bool all_finite(TensorView view);
 
