@@ -43,6 +43,7 @@
 #include <ctime>
 #include <functional>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <thread>
 #include <vector>
@@ -256,6 +257,7 @@ struct Runner {
   std::unique_ptr<tfdebug::ObservationSink> sink;
   std::vector<double> times;
   std::vector<double> round_medians;  // the median step of each round
+  std::vector<double> round_means;    // the mean step of each round
   std::int64_t step = 0;
   std::int64_t ops = 0;  // ops the adapter's callback (or the profiler) saw, over the timed steps
   double samples_per_step = 0, tokens_per_step = 0;  // for the profiler's rates (0: unknown)
@@ -345,7 +347,8 @@ Subject zoo_subject(tfdebug::demo::ZooModel model) {
 void measure(const Subject& subject, int rounds, std::int64_t steps) {
   std::vector<Runner> runners;
   for (Mode mode : g_modes) {
-    Runner r{mode, subject.make(), nullptr, {}, {}, 0, 0, subject.samples_per_step, subject.tokens_per_step};
+    Runner r{
+        mode, subject.make(), nullptr, {}, {}, {}, 0, 0, subject.samples_per_step, subject.tokens_per_step};
     if (mode == Mode::watch_null) r.sink = std::make_unique<NullSink>(tfdebug::Tier::watch);
     if (mode == Mode::diagnose_null) r.sink = std::make_unique<NullSink>(tfdebug::Tier::diagnose);
     if (mode == Mode::watch || mode == Mode::diagnose || mode == Mode::watch_metrics ||
@@ -377,6 +380,7 @@ void measure(const Subject& subject, int rounds, std::int64_t steps) {
     r.run(3);  // warm-up
     r.times.clear();
     r.round_medians.clear();
+    r.round_means.clear();
     r.ops = 0;
     runners.push_back(std::move(r));
   }
@@ -385,26 +389,36 @@ void measure(const Subject& subject, int rounds, std::int64_t steps) {
     for (auto& r : runners) {
       const std::size_t first = r.times.size();
       r.run(steps);
-      r.round_medians.push_back(
-          Runner::median_of(std::vector<double>(r.times.begin() + std::ptrdiff_t(first), r.times.end())));
+      const std::vector<double> last(r.times.begin() + std::ptrdiff_t(first), r.times.end());
+      r.round_medians.push_back(Runner::median_of(last));
+      r.round_means.push_back(std::accumulate(last.begin(), last.end(), 0.0) / double(last.size()));
     }
   }
   const double off = runners[0].median();
-  // Paired: the median over rounds of this mode's round median over off's in the same round.
-  // The machine's speed drifts between rounds (shared cores); within a round the modes run
+  // Paired: the median over rounds of this mode's round median (or mean) over off's in the same
+  // round. The machine's speed drifts between rounds (shared cores); within a round the modes run
   // back to back, so the pairs cancel most of the drift.
-  auto paired = [&runners](const Runner& r) {
+  //
+  // Note [Means, not medians]: a watch step that samples (every AttachOptions::watch_every steps)
+  // costs more than the others, which cost nothing measurable. A round's median leaves the
+  // sampled steps out, yet still moves: a small model's step times are bimodal (the zoo MLP's
+  // 0.31 and 0.35 ms, by batch), so two slow steps in twenty can turn a median from one mode to
+  // the other, 1.03-1.05x where no step but the sampled ones got slower. A round's mean is the
+  // training time a user pays, sampled steps included, and a spike (a neighbour's burst) still
+  // lands in one round, which the median over rounds then ignores.
+  auto paired = [&runners](const Runner& r, bool means) {
+    const auto& mine = means ? r.round_means : r.round_medians;
+    const auto& off_rounds = means ? runners[0].round_means : runners[0].round_medians;
     std::vector<double> ratios;
-    for (std::size_t i = 0; i < r.round_medians.size(); ++i)
-      ratios.push_back(r.round_medians[i] / runners[0].round_medians[i]);
+    for (std::size_t i = 0; i < mine.size(); ++i) ratios.push_back(mine[i] / off_rounds[i]);
     return Runner::median_of(ratios);
   };
   std::printf("%s: %s, %lld parameters; %zu steps per mode\n", subject.label.c_str(),
               subject.description.c_str(), static_cast<long long>(runners[0].trainer->parameter_count()),
               runners[0].times.size());
   for (const auto& r : runners) {
-    std::printf("  %-30s %9.3f ms  %6.3fx   paired %6.3fx", mode_name(r.mode), 1e3 * r.median(),
-                r.median() / off, paired(r));
+    std::printf("  %-30s %9.3f ms  %6.3fx   paired %6.3fx   means %6.3fx", mode_name(r.mode),
+                1e3 * r.median(), r.median() / off, paired(r, false), paired(r, true));
     if (r.ops > 0) std::printf("  %7.0f ops/step seen", double(r.ops) / double(r.times.size()));
     std::printf("\n");
   }
