@@ -190,14 +190,30 @@ int complete_readers(const std::vector<std::unique_ptr<Reader>>& readers, std::u
 
 int main(int argc, char** argv) {
   int rounds = 10, steps = 20, clients = 100, events = 5000, rate = 1000, flush_ms = 100;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  const auto usage = [] {
+    std::fprintf(stderr,
+                 "usage: dashboard_load [--rounds N] [--steps N] [--clients N] [--events N] [--flush-ms MS]\n"
+                 "  defaults: 10 rounds of 20 steps each way, 100 clients (and one stalled), 5000 events\n"
+                 "  at 1000/s, flush interval 100 ms (0: a write per event)\n");
+    return 2;
+  };
+  for (int i = 1; i < argc; i += 2) {
     const std::string flag = argv[i];
+    if (i + 1 >= argc) return usage();  // --help, or a flag without its value
     const int value = std::atoi(argv[i + 1]);
-    if (flag == "--rounds") rounds = value;
-    if (flag == "--steps") steps = value;
-    if (flag == "--clients") clients = value;
-    if (flag == "--events") events = value;
-    if (flag == "--flush-ms") flush_ms = value;  // DashboardOptions::flush_interval; 0: a write per event
+    if (flag == "--rounds") {
+      rounds = value;
+    } else if (flag == "--steps") {
+      steps = value;
+    } else if (flag == "--clients") {
+      clients = value;
+    } else if (flag == "--events") {
+      events = value;
+    } else if (flag == "--flush-ms") {
+      flush_ms = value;  // DashboardOptions::flush_interval; 0: a write per event
+    } else {
+      return usage();
+    }
   }
   if (rounds < 1 || steps < 2 || clients < 0 || events < 1 || flush_ms < 0) {
     std::fprintf(stderr,
