@@ -17,34 +17,37 @@
 
 namespace tfdebug::interpret::detail {
 
-// What a row's draw reads: QuartileBins' arrays (per bin k, per feature j) and x's bin per feature.
+// What a block's draw reads: QuartileBins' arrays (per bin k, per feature j) and x's bin per
+// feature. The bin's truncated normal in float: Phi(lo), Phi(hi) - Phi(lo), its mean and std, and
+// its training min and max (floats, exact), which the value is clamped to.
 struct BinArrays {
   const std::uint64_t* threshold[3];
-  const double* cdf_low[4];
-  const double* cdf_width[4];
-  const double* lo[4];
-  const double* hi[4];
-  const double* mean[4];
-  const double* stdev[4];
+  const float* cdf_low[4];
+  const float* cdf_width[4];
+  const float* mean[4];
+  const float* stdev[4];
+  const float* min[4];
+  const float* max[4];
   const std::int32_t* x_bins;
 };
 
-// Features [begin, end) (at most 64) of the row whose stream starts at `start`: values[j - begin]
-// the model input; bit (j - begin) of the result set where the draw is x's bin, of *outer where
-// its probability fell in a tail of Phi (below 0.02425 or above 0.97575: the caller inverts those).
-using BinBlock = std::uint64_t (*)(const BinArrays& a, std::uint64_t start, std::size_t begin,
-                                   std::size_t end, float* values, std::uint64_t* outer);
+// 64 samples, whose streams start at starts[0 .. 64), features [begin, end): feature j's 64
+// values to values[(j - begin) * 64 ..] (column-major), bit i of ones[j - begin] set where sample
+// i drew x's bin, bit i of outer[j - begin] where its p fell in Phi's tails (the value is left
+// for the caller to invert exactly).
+using BinColumns = void (*)(const BinArrays& a, const std::uint64_t* starts, std::size_t begin,
+                            std::size_t end, float* values, std::uint64_t* ones, std::uint64_t* outer);
 
 // The copy for this CPU.
-BinBlock bin_block_for_cpu();
+BinColumns bin_columns_for_cpu();
 
-std::uint64_t bin_block_baseline(const BinArrays& a, std::uint64_t start, std::size_t begin, std::size_t end,
-                                 float* values, std::uint64_t* outer);
+void bin_columns_baseline(const BinArrays& a, const std::uint64_t* starts, std::size_t begin, std::size_t end,
+                          float* values, std::uint64_t* ones, std::uint64_t* outer);
 #if TFDEBUG_BIN_ROWS_X86
-std::uint64_t bin_block_x86_64_v3(const BinArrays& a, std::uint64_t start, std::size_t begin, std::size_t end,
-                                  float* values, std::uint64_t* outer);
-std::uint64_t bin_block_x86_64_v4(const BinArrays& a, std::uint64_t start, std::size_t begin, std::size_t end,
-                                  float* values, std::uint64_t* outer);
+void bin_columns_x86_64_v3(const BinArrays& a, const std::uint64_t* starts, std::size_t begin,
+                           std::size_t end, float* values, std::uint64_t* ones, std::uint64_t* outer);
+void bin_columns_x86_64_v4(const BinArrays& a, const std::uint64_t* starts, std::size_t begin,
+                           std::size_t end, float* values, std::uint64_t* ones, std::uint64_t* outer);
 #endif
 
 }  // namespace tfdebug::interpret::detail

@@ -1,7 +1,7 @@
 // bin_block_baseline: bin_rows_kernel.inc compiled for the build's own target (src/interpret/CMakeLists.txt).
 #include "bin_rows.hpp"
 
-#define TFDEBUG_BIN_BLOCK bin_block_baseline
+#define TFDEBUG_BIN_COLUMNS bin_columns_baseline
 #include "bin_rows_kernel.inc"
 
 namespace tfdebug::interpret::detail {
@@ -22,13 +22,13 @@ int cpu_level() {
 
 }  // namespace
 
-BinBlock bin_block_for_cpu() {
+BinColumns bin_columns_for_cpu() {
 #if TFDEBUG_BIN_ROWS_X86
   static const int kLevel = cpu_level();
-  if (kLevel == 2) return bin_block_x86_64_v4;
-  if (kLevel == 1) return bin_block_x86_64_v3;
+  if (kLevel == 2) return bin_columns_x86_64_v4;
+  if (kLevel == 1) return bin_columns_x86_64_v3;
 #endif
-  return bin_block_baseline;
+  return bin_columns_baseline;
 }
 
 }  // namespace tfdebug::interpret::detail

@@ -12,6 +12,7 @@
 #include <stop_token>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "tfdebug/core/error.hpp"
@@ -23,12 +24,14 @@ namespace tfdebug::interpret::detail {
 // into the second of two buffers while the calling thread runs the model on batch k in the first
 // (double buffering: memory is two batches, whatever the number of rows). The callbacks:
 //
-//   make(i, point)          writes point i; each batch made by one thread, the worker or (when
-//                           the worker has not started it by the time the model needs it) the
-//                           calling thread, so on a busy machine the model waits at most for a
-//                           batch the worker has started, never for one it has not reached
-//   prepared(begin, end)    work on the made points [begin, end), in batch order (LIME: the
-//                           ridge's sums of the rows and weights)
+//   make(i, point)          writes point i (or make(begin, end, points) the batch's points at
+//                           once, point i at points[(i - begin) * numel]); each batch made by
+//                           one thread, the worker or (when the worker has not started it by
+//                           the time the model needs it) the calling thread, so on a busy
+//                           machine the model waits at most for a batch the worker has
+//                           started, never for one it has not reached
+//   prepared(begin, end)    work on the made points [begin, end), in batch order (LIME: after
+//                           the last batch, the ridge's products of the rows)
 //   use(i, outputs)         reads the model's outputs of point i   on the calling thread
 //   answered(begin, end)    work that needs the outputs of [begin, end), in batch order (LIME:
 //                           the sums with y)
@@ -164,11 +167,17 @@ class PipelinedBatches {
   std::int64_t begin(std::int64_t k) const { return k * max_batch_; }
   std::int64_t end(std::int64_t k, std::int64_t rows) const { return std::min(rows, (k + 1) * max_batch_); }
 
+  // make(i, point) a point at a time, or make(begin, end, points) a batch at once.
   template <class Make>
   void fill(std::int64_t k, std::int64_t rows, std::vector<float>& points, Make& make) {
-    for (std::int64_t i = begin(k); i < end(k, rows); ++i)
-      make(i, std::span<float>(points).subspan(static_cast<std::size_t>((i - begin(k)) * numel_),
-                                               static_cast<std::size_t>(numel_)));
+    if constexpr (std::is_invocable_v<Make&, std::int64_t, std::int64_t, std::span<float>>) {
+      make(begin(k), end(k, rows),
+           std::span<float>(points).first(static_cast<std::size_t>((end(k, rows) - begin(k)) * numel_)));
+    } else {
+      for (std::int64_t i = begin(k); i < end(k, rows); ++i)
+        make(i, std::span<float>(points).subspan(static_cast<std::size_t>((i - begin(k)) * numel_),
+                                                 static_cast<std::size_t>(numel_)));
+    }
   }
 
   template <class Use>

@@ -6,6 +6,9 @@
 
 #include <cmath>
 #include <random>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "lime_check.hpp"
 #include "test_models.hpp"
@@ -192,6 +195,33 @@ TEST(Lime, TheSecondThreadChangesNoBit) {
     }
     EXPECT_GT(serial.r2, 0.0);
   }
+}
+
+TEST(Lime, TheBinsOfTheLastTrainingDataAreReusedOnlyForTheSameValues) {
+  // Note [The bins of the last training data]: explaining against A, then A2 (A with one value
+  // moved, which moves a bin's max and so its draws), then A again on one thread gives what a
+  // fresh thread gives for each: the kept bins never stand in for other data.
+  testing::FunctionModel m(
+      3, 1, [](const std::vector<double>& v) { return std::vector<double>{v[0] * v[1] - std::tanh(v[2])}; },
+      [](const std::vector<double>&, std::int64_t) { return std::vector<double>(3, 0.0); });
+  LimeOptions a;
+  a.training = gaussian_rows(120, {1, 2, 0.5}, 3);
+  a.samples = 700;
+  a.seed = 2;
+  LimeOptions a2 = a;
+  a2.training[0] = 40;  // feature 0's top bin now reaches 40
+  const std::vector<float> x = {0.3f, -0.5f, 0.1f};
+  const LimeAttribution first = lime_tabular(m, x, 0, a);
+  const LimeAttribution second = lime_tabular(m, x, 0, a2);
+  const LimeAttribution again = lime_tabular(m, x, 0, a);
+  LimeAttribution fresh, fresh2;
+  std::thread([&] { fresh2 = lime_tabular(m, x, 0, a2); }).join();
+  std::thread([&] { fresh = lime_tabular(m, x, 0, a); }).join();
+  EXPECT_EQ(first.values, fresh.values);
+  EXPECT_EQ(again.values, fresh.values);
+  EXPECT_EQ(second.values, fresh2.values);
+  EXPECT_EQ(second.intercept, fresh2.intercept);
+  EXPECT_NE(second.values, first.values);
 }
 
 // f(x) = x0 - x1, failing on its third call.
