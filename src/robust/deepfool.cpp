@@ -104,10 +104,22 @@ AttackResult deepfool(interpret::GradientModel& model, std::span<const float> in
           const std::int64_t c = others[static_cast<std::size_t>(r)][static_cast<std::size_t>(rank - 1)];
           const double f = static_cast<double>(outputs[q * ku + static_cast<std::size_t>(c)]) -
                            outputs[q * ku + static_cast<std::size_t>(a.goal(start + r))];
+          // Note [DeepFool in a box]: the step goes along +g (it raises f_c - f_label); an element
+          // at a bound whose gradient points out of the box cannot move, so it is left out of the
+          // linearisation (its norm and its step), which is then the boundary's distance through
+          // the elements that can move. Without this, a step spent most of its length on pixels
+          // held at 0 or 1 by the clip, and an example could end its steps short of the boundary.
+          const float* point = rows.data() + q * nu;
+          float* g = gradients.data() + q * nu;
+          for (std::size_t j = 0; j < nu; ++j) {
+            const bool held =
+                (point[j] <= a.clip_min() && g[j] < 0) || (point[j] >= a.clip_max() && g[j] > 0);
+            g[j] = held ? 0.0f : g[j];
+          }
           double norm2 = 0;
           for (std::size_t j = 0; j < nu; ++j) {
-            const double g = gradients[q * nu + j] * mask[j];
-            norm2 += g * g;
+            const double gj = gradients[q * nu + j] * mask[j];
+            norm2 += gj * gj;
           }
           if (norm2 == 0) continue;  // this boundary cannot be reached through the free elements
           const double distance = std::abs(f) / std::sqrt(norm2);
@@ -125,6 +137,9 @@ AttackResult deepfool(interpret::GradientModel& model, std::span<const float> in
         for (std::size_t j = 0; j < nu; ++j) {
           total[r][j] += step_dir[q][j];
           out[j] = a.clip(x[j] + scale * static_cast<float>(total[r][j]));
+          // What the clip took off is not kept: a later step back into the box moves the point
+          // at once, rather than first undoing the part of the total beyond the bound.
+          if (out[j] == a.clip_min() || out[j] == a.clip_max()) total[r][j] = (out[j] - x[j]) / scale;
         }
       }
     }
