@@ -57,6 +57,12 @@ async function main() {
     // The NaN finding appears while the run is near the step that produced it.
     const steps = await page.evaluate(() => TF.data.live.max_steps);
     await page.waitForFunction(() => window.shown !== undefined, null, { timeout: 60000 });
+    // The finding goes out at once, its step's metrics with the next flush of the stream (up to
+    // DashboardOptions::flush_interval later): the page may show the finding first.
+    await page.waitForFunction(() => {
+      const f = TF.data.findings.find((x) => x.op === "aten::log");
+      return f !== undefined && window.arrived[f.step] !== undefined;
+    }, null, { timeout: 10000 }).catch(() => {});
     const seen = await page.evaluate(() => {
       const f = TF.data.findings.find((x) => x.op === "aten::log");
       return { step: f.step, severity: f.severity, module: f.module, kept: TF.data.metrics.steps.length,
