@@ -11,7 +11,13 @@
 //
 //   OPENBLAS_NUM_THREADS=1 build/release/bench/dashboard_load [--rounds 10] [--steps 20] [--clients 100]
 //                                                             [--events 5000] [--flush-ms 100]
+//                                                             [--malloc fixed|default]
+//
+// glibc's heap thresholds are fixed before the model is made (Note [A fixed heap] in
+// bench/torch_overhead.cpp): with its adaptive ones a block's step time could double or halve
+// with the process's allocation history, whichever kind of block it was.
 #include <arpa/inet.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <sys/socket.h>
@@ -190,11 +196,14 @@ int complete_readers(const std::vector<std::unique_ptr<Reader>>& readers, std::u
 
 int main(int argc, char** argv) {
   int rounds = 10, steps = 20, clients = 100, events = 5000, rate = 1000, flush_ms = 100;
+  bool fixed_heap = true;
   const auto usage = [] {
     std::fprintf(stderr,
                  "usage: dashboard_load [--rounds N] [--steps N] [--clients N] [--events N] [--flush-ms MS]\n"
+                 "                      [--malloc fixed|default]\n"
                  "  defaults: 10 rounds of 20 steps each way, 100 clients (and one stalled), 5000 events\n"
-                 "  at 1000/s, flush interval 100 ms (0: a write per event)\n");
+                 "  at 1000/s, flush interval 100 ms (0: a write per event), glibc's heap thresholds fixed\n"
+                 "  (bench/torch_overhead.cpp, Note [A fixed heap]; default: glibc's adaptive ones)\n");
     return 2;
   };
   for (int i = 1; i < argc; i += 2) {
@@ -211,6 +220,9 @@ int main(int argc, char** argv) {
       events = value;
     } else if (flag == "--flush-ms") {
       flush_ms = value;  // DashboardOptions::flush_interval; 0: a write per event
+    } else if (flag == "--malloc" &&
+               (std::strcmp(argv[i + 1], "fixed") == 0 || std::strcmp(argv[i + 1], "default") == 0)) {
+      fixed_heap = std::strcmp(argv[i + 1], "fixed") == 0;
     } else {
       return usage();
     }
@@ -219,6 +231,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "dashboard_load: --rounds, --steps and --events must be positive, --clients at least 0\n");
     return 2;
+  }
+  if (fixed_heap) {  // bench/torch_overhead.cpp, Note [A fixed heap]: the same for both kinds of block
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
   }
   const long rss_start = rss_kib();
 
