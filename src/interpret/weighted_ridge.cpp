@@ -111,8 +111,8 @@ RidgeFit weighted_ridge(std::span<const double> data, std::size_t features, std:
 // counts are made by adding the row, expanded to 0/1 lanes, to the count row of each of its ones
 // (for LIME's 64 features, a quarter of them ones, 16 adds of 64 byte lanes: one AVX-512 add
 // each, where the scalar pairs were 136 dependent read-modify-writes of doubles a row), then
-// folded into the doubles once per bucket. A bucket whose pairs cost less than its fold is added
-// pair by pair.
+// folded into the doubles every 255 rows of a bucket and at its end. A bucket whose pairs cost
+// less than its fold is added pair by pair.
 namespace {
 
 // A byte per bit: kSpread[b] holds bit t of b in byte t.
