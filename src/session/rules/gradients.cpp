@@ -45,9 +45,12 @@ class Gradients final : public Rule {
   }
 
   void end_step(std::int64_t step, std::optional<double> /*loss*/, RuleContext& out) override {
-    // This step's layers, by name: findings of one step come out in a stable order.
-    std::vector<std::pair<std::string_view, Layer*>> layers;
-    std::vector<double> norms;
+    // This step's layers, by name: findings of one step come out in a stable order. The vectors
+    // are the rule's own, kept from step to step (end_step runs under the Session's lock).
+    auto& layers = step_layers_;
+    auto& norms = step_norms_;
+    layers.clear();
+    norms.clear();
     layers_.for_each([&](std::string_view name, std::string_view, Layer& entry) {
       if (!entry.seen) return;
       layers.emplace_back(name, &entry);
@@ -117,6 +120,8 @@ class Gradients final : public Rule {
   GradientRule rule_;
   std::size_t history_length_;
   KeyedState<Layer> layers_;
+  std::vector<std::pair<std::string_view, Layer*>> step_layers_;
+  std::vector<double> step_norms_;
 };
 
 }  // namespace

@@ -20,6 +20,27 @@ double Ring::median() const noexcept {
   return sorted_.size() % 2 == 1 ? sorted_[mid] : 0.5 * (sorted_[mid - 1] + sorted_[mid]);
 }
 
+// The deviations |x - median| of sorted values are two sorted runs: median - x for the values at
+// or below the median, read downwards, and x - median above it, read upwards. Merging them
+// finds the middle deviations in one pass, with no copy; median - x is exactly -(x - median)
+// (a rounded difference changes sign with its operands), so the deviations are the ones
+// median_absolute_deviation(values(), median) sorts.
+double Ring::median_absolute_deviation(double median) const noexcept {
+  const std::size_t n = sorted_.size();
+  if (n == 0) return std::numeric_limits<double>::quiet_NaN();
+  std::size_t below = std::size_t(std::upper_bound(sorted_.begin(), sorted_.end(), median) - sorted_.begin());
+  std::size_t above = below;
+  double previous = 0;
+  double current = 0;
+  for (std::size_t taken = 0; taken <= n / 2; ++taken) {
+    previous = current;
+    const bool take_below =
+        above == n || (below > 0 && median - sorted_[below - 1] <= sorted_[above] - median);
+    current = take_below ? median - sorted_[--below] : sorted_[above++] - median;
+  }
+  return n % 2 == 1 ? current : 0.5 * (previous + current);
+}
+
 std::vector<double> Ring::values() const {
   std::vector<double> out;
   out.reserve(size_);

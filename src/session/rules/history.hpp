@@ -20,6 +20,9 @@ class Ring {
   // median_of(values()) without a copy: the values are also kept sorted (a rule asks for the
   // median of every layer's history every step).
   double median() const noexcept;
+  // median_absolute_deviation(values(), median) without a copy, from the sorted values: the
+  // loss rule asks for it every step.
+  double median_absolute_deviation(double median) const noexcept;
 
  private:
   std::vector<double> values_;

@@ -43,13 +43,12 @@ class Loss final : public Rule {
       out.emit(std::move(f));
       return;
     }
-    const std::vector<double> window = window_.values();
     const double spike_vs_max = max_loss_ && *max_loss_ > 0 ? value / *max_loss_ : kNaN;
     double z = kNaN;
     double median = kNaN;
-    if (window.size() >= std::size_t(rule_.min_window)) {
-      median = median_of(window);
-      const double mad = median_absolute_deviation(window, median);
+    if (window_.size() >= std::size_t(rule_.min_window)) {
+      median = window_.median();
+      const double mad = window_.median_absolute_deviation(median);
       if (mad > 0) z = (value - median) / (kMadToSigma * mad);
     }
     const bool z_spike = z > rule_.max_z && value > rule_.min_spike_ratio * median;
@@ -59,7 +58,7 @@ class Loss final : public Rule {
                   (spike_vs_max > rule_.spike_factor
                        ? num(spike_vs_max) + "x the largest loss so far"
                        : num(value / median) + "x the median, robust z-score " + num(z) + " over the last " +
-                             std::to_string(window.size()) + " steps") +
+                             std::to_string(window_.size()) + " steps") +
                   at_step(Phase::forward, step);
       f.suggestion =
           "look at this step's batch and the gradient findings; clip gradients or lower "
@@ -79,7 +78,7 @@ class Loss final : public Rule {
     // The recent median against the lowest the loss has settled at: the median of up to `window`
     // steps, not of `divergence_window`, whose lowest is a run of lucky batches on a noisy task.
     const double recent = recent_.median();
-    const double settled = median_of(window_.values());
+    const double settled = window_.median();
     if (!best_settled_ || settled < *best_settled_) best_settled_ = settled;
     const double best = *best_settled_;
     if (best > 0 && recent > rule_.divergence_factor * best) {
