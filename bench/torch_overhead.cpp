@@ -6,15 +6,19 @@
 // torch_overhead.sh runs it (and the Python peers) and prints the table.
 //
 //   torch_overhead [--model NAME] [--rounds N] [--steps N] [--default-only] [--no-anomaly]
-//                  [--modes LIST]
+//                  [--modes LIST] [--split] [--clock wall|thread-cpu] [--malloc fixed|default]
 //
 // --model: demo (the default: the demo's model at two sizes), mlp, cnn, encoder, gru, sigmoid,
-// or zoo (each of the five). --modes picks the modes to run, comma separated, from: off, floor,
-// watch-null, watch, diagnose-null, diagnose, anomaly, profiler, profiler-no-memory ("off"
+// or zoo (each of the five). --modes picks the modes to run, comma separated, from: off, off-again,
+// floor, watch-null, watch, diagnose-null, diagnose, anomaly, profiler, profiler-no-memory ("off"
 // always runs: the ratios are to it; also watch-metrics, watch-slow-sink, diagnose-breakpoints,
 // diagnose-metrics: diagnose with a sink that wants step metrics, as the live dashboard does;
 // diagnose-shapes). Default: all but the two profiler modes.
 //
+// off-again is off on a second model of its own: the A/A row, what two identical modes differ by
+// here (a ratio in it is the bench's resolution, not tfdebug's cost).
+// --split prints, under the table, the median of watch's sampled steps (step % watch_every == 0)
+// and of the other steps, apart, each against off's.
 // --clock thread-cpu times each step by the calling thread's CPU time instead of wall time.
 // --malloc fixed (the default) pins glibc's heap before any mode runs: see Note [A fixed heap].
 // --malloc default leaves glibc's adaptive thresholds as they are.
@@ -112,6 +116,7 @@ class MetricsSink : public tfdebug::Sink {
 
 enum class Mode {
   off,
+  off_again,
   floor,
   watch_null,
   watch,
@@ -127,6 +132,7 @@ enum class Mode {
   diagnose_metrics
 };
 constexpr Mode kModes[] = {Mode::off,
+                           Mode::off_again,
                            Mode::floor,
                            Mode::watch_null,
                            Mode::watch,
@@ -145,6 +151,8 @@ const char* mode_key(Mode m) {
   switch (m) {
     case Mode::off:
       return "off";
+    case Mode::off_again:
+      return "off-again";
     case Mode::floor:
       return "floor";
     case Mode::watch_null:
@@ -178,6 +186,8 @@ const char* mode_name(Mode m) {
   switch (m) {
     case Mode::off:
       return "off";
+    case Mode::off_again:
+      return "off, a second model (A/A)";
     case Mode::floor:
       return "empty RecordFunction cb";
     case Mode::watch_null:
@@ -254,10 +264,11 @@ struct TrainStep {
 struct Runner {
   Mode mode;
   std::unique_ptr<Model> trainer;
-  std::unique_ptr<tfdebug::ObservationSink> sink;
-  std::vector<double> times;
-  std::vector<double> round_medians;  // the median step of each round
-  std::vector<double> round_means;    // the mean step of each round
+  std::unique_ptr<tfdebug::ObservationSink> sink{};
+  std::vector<double> times{};
+  std::vector<std::int64_t> steps_timed{};  // the step number of each time
+  std::vector<double> round_medians{};      // the median step of each round
+  std::vector<double> round_means{};        // the mean step of each round
   std::int64_t step = 0;
   std::int64_t ops = 0;  // ops the adapter's callback (or the profiler) saw, over the timed steps
   double samples_per_step = 0, tokens_per_step = 0;  // for the profiler's rates (0: unknown)
@@ -289,6 +300,7 @@ struct Runner {
       const double start = now();
       one_step(debug, profiler);
       times.push_back(now() - start);
+      steps_timed.push_back(step);
     }
     torch::autograd::AnomalyMode::set_enabled(false);
     if (empty) at::removeCallback(*empty);
@@ -344,11 +356,34 @@ Subject zoo_subject(tfdebug::demo::ZooModel model) {
           "zoo model " + name + " (tools/tfdebug/demo/zoo.hpp)"};
 }
 
+// --split: where a mode's time goes between the steps that watch samples (step % watch_every ==
+// 0: ops, parameters and updates observed) and the others (gradients only), each against off's
+// steps of the same numbers.
+bool g_split = false;
+void print_split(const std::vector<Runner>& runners) {
+  const std::int64_t every = tfdebug::torch::AttachOptions{}.watch_every;
+  auto medians = [every](const Runner& r) {
+    std::vector<double> sampled, others;
+    for (std::size_t i = 0; i < r.times.size(); ++i)
+      (r.steps_timed[i] % every == 0 ? sampled : others).push_back(r.times[i]);
+    return std::pair{Runner::median_of(sampled), Runner::median_of(others)};
+  };
+  const auto [off_sampled, off_others] = medians(runners[0]);
+  std::printf("  median step, us:      steps %% %lld == 0    other steps\n", static_cast<long long>(every));
+  for (const auto& r : runners) {
+    const auto [sampled, others] = medians(r);
+    std::printf("  %-30s %8.1f (%+6.1f)  %8.1f (%+6.1f)\n", mode_name(r.mode), 1e6 * sampled,
+                1e6 * (sampled - off_sampled), 1e6 * others, 1e6 * (others - off_others));
+  }
+}
+
 void measure(const Subject& subject, int rounds, std::int64_t steps) {
   std::vector<Runner> runners;
   for (Mode mode : g_modes) {
-    Runner r{
-        mode, subject.make(), nullptr, {}, {}, {}, 0, 0, subject.samples_per_step, subject.tokens_per_step};
+    Runner r{.mode = mode,
+             .trainer = subject.make(),
+             .samples_per_step = subject.samples_per_step,
+             .tokens_per_step = subject.tokens_per_step};
     if (mode == Mode::watch_null) r.sink = std::make_unique<NullSink>(tfdebug::Tier::watch);
     if (mode == Mode::diagnose_null) r.sink = std::make_unique<NullSink>(tfdebug::Tier::diagnose);
     if (mode == Mode::watch || mode == Mode::diagnose || mode == Mode::watch_metrics ||
@@ -379,6 +414,7 @@ void measure(const Subject& subject, int rounds, std::int64_t steps) {
     }
     r.run(3);  // warm-up
     r.times.clear();
+    r.steps_timed.clear();
     r.round_medians.clear();
     r.round_means.clear();
     r.ops = 0;
@@ -422,6 +458,7 @@ void measure(const Subject& subject, int rounds, std::int64_t steps) {
     if (r.ops > 0) std::printf("  %7.0f ops/step seen", double(r.ops) / double(r.times.size()));
     std::printf("\n");
   }
+  if (g_split) print_split(runners);
   std::fflush(stdout);
 }
 
@@ -484,11 +521,12 @@ int usage() {
   std::fprintf(
       stderr,
       "usage: torch_overhead [--model NAME] [--rounds N] [--steps N] [--default-only] [--no-anomaly]\n"
-      "                      [--modes LIST] [--malloc fixed|default]\n"
+      "                      [--modes LIST] [--malloc fixed|default] [--split]\n"
       "                      [--clock wall|thread-cpu]\n"
       "  NAME: demo (default), mlp, cnn, encoder, gru, sigmoid or zoo (all five)\n"
-      "  LIST: comma separated, from off, floor, watch-null, watch, diagnose-null, diagnose, anomaly,\n"
-      "  profiler, profiler-no-memory\n");
+      "  LIST: comma separated, from off, off-again, floor, watch-null, watch, diagnose-null, diagnose,\n"
+      "  anomaly, profiler, profiler-no-memory\n"
+      "  --split: the median of watch's sampled steps and of the others, apart\n");
   return 2;
 }
 
@@ -505,6 +543,8 @@ int main(int argc, char** argv) {
     const bool has_value = i + 1 < argc;
     if (std::strcmp(argv[i], "--default-only") == 0) {
       default_only = true;
+    } else if (std::strcmp(argv[i], "--split") == 0) {
+      g_split = true;
     } else if (std::strcmp(argv[i], "--no-anomaly") == 0) {
       anomaly = false;
     } else if (std::strcmp(argv[i], "--model") == 0 && has_value) {
