@@ -3,7 +3,8 @@
 //
 //   1. training: the demo model's step time with no dashboard and with a Dashboard sink that 100
 //      SSE clients read while one more client is stalled (asks for the stream, never reads), in
-//      paired, interleaved blocks of steps on the same model (the order alternates each round);
+//      rounds of three blocks of steps on the same model, off, on, off (Note [Bracketed rounds]),
+//      with the two off blocks' A/A ratio beside it;
 //   2. latency: 5,000 step events published at 1,000 a second to 100 clients and a stalled one:
 //      the time from on_step to each client's parse of the event, p50/p99/max;
 //   and, for both, whether every fast client received every event exactly once in order, how many
@@ -201,7 +202,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: dashboard_load [--rounds N] [--steps N] [--clients N] [--events N] [--flush-ms MS]\n"
                  "                      [--malloc fixed|default]\n"
-                 "  defaults: 10 rounds of 20 steps each way, 100 clients (and one stalled), 5000 events\n"
+                 "  defaults: 10 rounds of off, on, off blocks of 20 steps, 100 clients (and one stalled), "
+                 "5000 events\n"
                  "  at 1000/s, flush interval 100 ms (0: a write per event), glibc's heap thresholds fixed\n"
                  "  (bench/torch_overhead.cpp, Note [A fixed heap]; default: glibc's adaptive ones)\n");
     return 2;
@@ -239,7 +241,7 @@ int main(int argc, char** argv) {
   const long rss_start = rss_kib();
 
   // 1. Training: one model, blocks of steps with and without the dashboard, alternating.
-  std::vector<double> ratios, off_ms, on_ms;
+  std::vector<double> ratios, same_ratios, off_ms, on_ms;
   // CPU per step: the training thread's, and every other thread's (the Session's queue, the
   // dashboard's and the clients' threads), each block from its first step until its events were
   // read. Unlike the step's wall time, these do not depend on what else the machine runs.
@@ -262,7 +264,7 @@ int main(int argc, char** argv) {
     while (dashboard->stats().clients < std::size_t(clients + 1))
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     tfdebug::demo::DemoConfig config;
-    config.steps = std::int64_t(rounds + 1) * 2 * steps;
+    config.steps = std::int64_t(rounds + 1) * 3 * steps;
     tfdebug::demo::DemoTrainer trainer(config);
     std::int64_t step = 0;
     const auto block = [&](bool on) {
@@ -298,18 +300,22 @@ int main(int argc, char** argv) {
     };
     block(false);  // warm-up: LibTorch's first steps, the allocator, the page of each client
     block(true);
+    // Note [Bracketed rounds]: each round is off, on, off; the on block is held against the mean
+    // of the two around it, which cancels a drift of the machine's speed that is linear over the
+    // round (a neighbour's load rising or falling), where a pair only cancels a constant one. The
+    // two off blocks against each other are the A/A ratio: what the estimator reads where there
+    // is nothing to find, the resolution to hold the on ratio against.
     for (int r = 0; r < rounds; ++r) {
-      double off = 0, on = 0;
-      if (r % 2 == 0) {
-        off = block(false);
-        on = block(true);
-      } else {
-        on = block(true);
-        off = block(false);
-      }
+      const double before = block(false);
+      const double on = block(true);
+      const double after = block(false);
+      const double off = 0.5 * (before + after);
       off_ms.push_back(off);
       on_ms.push_back(on);
       ratios.push_back(on / off);
+      // Alternately first over last and last over first, so that a steady trend within rounds
+      // does not read as a bias of the A/A ratio.
+      same_ratios.push_back(r % 2 == 0 ? after / before : before / after);
     }
     const std::uint64_t last = dashboard->stats().events;
     wait_for(readers, last);
@@ -368,14 +374,20 @@ int main(int argc, char** argv) {
   std::sort(latencies.begin(), latencies.end());
   std::vector<double> sorted_ratios = ratios;
   std::sort(sorted_ratios.begin(), sorted_ratios.end());
+  std::vector<double> sorted_same = same_ratios;
+  std::sort(sorted_same.begin(), sorted_same.end());
 
   std::printf("dashboard_load: %d clients + 1 stalled, loopback, flush interval %d ms\n", clients, flush_ms);
-  std::printf("training (demo model, diagnose, %d rounds x %d steps each way, paired, alternating):\n",
-              rounds, steps);
+  std::printf("training (demo model, diagnose, %d rounds of off, on, off blocks of %d steps):\n", rounds,
+              steps);
   std::printf("  step: %.2f ms without the dashboard, %.2f ms with it (medians of the rounds)\n",
               median(off_ms), median(on_ms));
-  std::printf("  ratio with/without: median %.3fx (range %.3f-%.3f)\n", median(ratios), sorted_ratios.front(),
-              sorted_ratios.back());
+  std::printf("  ratio with/without: median %.3fx (range %.3f-%.3f); interquartile %.3f-%.3f\n",
+              median(ratios), sorted_ratios.front(), sorted_ratios.back(), quantile(sorted_ratios, 0.25),
+              quantile(sorted_ratios, 0.75));
+  std::printf("  A/A, without/without: median %.3fx (range %.3f-%.3f); interquartile %.3f-%.3f\n",
+              median(same_ratios), sorted_same.front(), sorted_same.back(), quantile(sorted_same, 0.25),
+              quantile(sorted_same, 0.75));
   std::printf(
       "  CPU per step (medians of the blocks), without / with: training thread %.3f / %.3f ms; the "
       "server's threads %.3f / %.3f ms; the %d reading clients %.3f / %.3f ms\n",
