@@ -18,7 +18,8 @@
 // off-again is off on a second model of its own: the A/A row, what two identical modes differ by
 // here (a ratio in it is the bench's resolution, not tfdebug's cost).
 // --split prints, under the table, the median of watch's sampled steps (step % watch_every == 0)
-// and of the other steps, apart, each against off's.
+// and of the other steps, apart, each against off's. Under the table too, what the rules found in
+// each mode that runs a Session: a new warning runs the steps after it in diagnose.
 // --clock thread-cpu times each step by the calling thread's CPU time instead of wall time.
 // --malloc fixed (the default) pins glibc's heap before any mode runs: see Note [A fixed heap].
 // --malloc default leaves glibc's adaptive thresholds as they are.
@@ -377,6 +378,24 @@ void print_split(const std::vector<Runner>& runners) {
   }
 }
 
+// What the rules found in each mode's run, under the table: a warning that is new (or back after
+// a quiet spell) runs the steps after it in diagnose (RunConfig::diagnose_steps), so a watch row
+// with findings paid for some diagnose steps too.
+void print_findings(const std::vector<Runner>& runners) {
+  for (const auto& r : runners) {
+    const auto* session = dynamic_cast<const tfdebug::Session*>(r.sink.get());
+    if (session == nullptr) continue;
+    const auto findings = session->findings();
+    if (findings.empty()) continue;
+    std::printf("  %s found %zu:", mode_name(r.mode), findings.size());
+    for (const auto& f : findings) {
+      std::printf(" %s%s%s (step %lld, x%lld);", f.rule.c_str(), f.module.empty() ? "" : " ",
+                  f.module.c_str(), static_cast<long long>(f.step), static_cast<long long>(f.count));
+    }
+    std::printf("\n");
+  }
+}
+
 void measure(const Subject& subject, int rounds, std::int64_t steps) {
   std::vector<Runner> runners;
   for (Mode mode : g_modes) {
@@ -459,6 +478,7 @@ void measure(const Subject& subject, int rounds, std::int64_t steps) {
     std::printf("\n");
   }
   if (g_split) print_split(runners);
+  print_findings(runners);
   std::fflush(stdout);
 }
 
