@@ -37,11 +37,19 @@ double squared_norm(const Stats& s) {
 
 bool MetricsCollector::histogram_step(const Observation& o) const {
   const int every = config_.metrics.histogram_every;
-  return every > 0 && o.step % every == 0 && config_.metrics.max_histograms > 0 && histogrammed(o) &&
-         is_floating(o.value.dtype()) && o.value.numel() > 0;
+  if (every <= 0 || config_.metrics.max_histograms <= 0 || !histogrammed(o) ||
+      !is_floating(o.value.dtype()) || o.value.numel() == 0)
+    return false;
+  const std::int64_t last = histogram_step_.load(std::memory_order_relaxed);
+  // The histogram step itself, a step of a later run, or steps numbered afresh.
+  return o.step == last || o.step / every > histogram_run_.load(std::memory_order_relaxed) || o.step < last;
 }
 
 bool MetricsCollector::reserve_histogram(const Observation& o) {
+  if (o.step != histogram_step_.load(std::memory_order_relaxed)) {
+    histogram_step_.store(o.step, std::memory_order_relaxed);
+    histogram_run_.store(o.step / std::max(1, config_.metrics.histogram_every), std::memory_order_relaxed);
+  }
   std::string key(1, o.role == Role::parameter ? 'w' : 'a');
   key.append(o.role == Role::parameter ? o.op : o.module);
   if (reserved_.count(key) > 0) return true;

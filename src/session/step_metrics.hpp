@@ -3,6 +3,7 @@
 // steps the TensorFlow-bucket counts). Private to the session target; called with the Session's lock held.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -28,11 +29,14 @@ class MetricsCollector {
  public:
   explicit MetricsCollector(const RunConfig& config) : config_(config) {}
 
-  // Whether this observation gets a histogram on this step, if there is room (no state; callable
-  // without the lock): histogram steps, parameters and forward outputs of floating dtypes.
+  // Whether this observation gets a histogram on this step, if there is room (callable without
+  // the lock): parameters and forward outputs of floating dtypes, in the first step that observes
+  // them in each run of metrics.histogram_every steps (steps 0, 10, 20 ... when every step
+  // observes them; in watch, the first of its samples in each: Note [Watch budget]).
   bool histogram_step(const Observation& o) const;
   // Takes one of the step's RunConfig::metrics.max_histograms slots for the observation's
-  // histogram (a module's outputs share one); false when they are all taken (counted).
+  // histogram (a module's outputs share one); false when they are all taken (counted). Makes
+  // the observation's step the histogram step of its run of steps.
   bool reserve_histogram(const Observation& o);
 
   void observe(const Observation& o, const MetricInput& m);
@@ -60,6 +64,8 @@ class MetricsCollector {
   std::map<std::string, UpdatePair> updates_;  // by parameter key (module, name)
   std::map<std::string, HistogramSnapshot> weights_, activations_;
   std::set<std::string> reserved_, dropped_;  // "w" / "a" + name
+  // The last histogram step and its run of histogram_every steps (step / every); -1: none yet.
+  std::atomic<std::int64_t> histogram_step_{-1}, histogram_run_{-1};
 };
 
 }  // namespace tfdebug::detail

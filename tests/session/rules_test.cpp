@@ -336,8 +336,9 @@ TEST(Rules, UpdateRatioOutOfRange) {
 TEST(Rules, InitScaleAndDrift) {
   Session session(testing::quiet_config());
   // fan_in 64: std 1/8 gives scale 1 (healthy); std 5 gives 40 (too large at init). The first
-  // step seen is 3; from step 5 on "ok" has grown 20x, judged at step 10 (every = 10), not at 5.
-  for (const std::int64_t step : {3, 5, 10}) {
+  // step seen is 3; from step 5 on "ok" has grown 20x, judged at step 13 (every = 10 steps after
+  // the last measured), not at 5 or 12.
+  for (const std::int64_t step : {3, 5, 12, 13}) {
     session.begin_step(step);
     const float grow = step >= 5 ? 20.0f : 1.0f;
     session.observe(
@@ -354,7 +355,7 @@ TEST(Rules, InitScaleAndDrift) {
   const auto drift = with_rule(session.findings(), "weight_drift");
   ASSERT_EQ(drift.size(), 1u);
   EXPECT_EQ(drift[0].op, "ok.weight");
-  EXPECT_EQ(drift[0].step, 10);
+  EXPECT_EQ(drift[0].step, 13);
   EXPECT_NEAR(drift[0].evidence_value("drift"), 20.0, 1.0);
 }
 

@@ -141,6 +141,32 @@ TEST(StepMetrics, NonFiniteGradientMakesTheNormNaN) {
   EXPECT_TRUE(std::isnan(*module(sink->steps[0], "fc").grad_norm));
 }
 
+// Steps that observe the tensors only now and then (watch's samples): the first of them in each
+// run of histogram_every steps gets the histograms.
+TEST(StepMetrics, HistogramsOnTheFirstObservingStepOfEachRun) {
+  RunConfig config = testing::quiet_config();
+  config.metrics.histogram_every = 10;
+  Session session(config);
+  auto sink = std::make_shared<RecordingSink>(true);
+  session.add_sink(sink);
+  Probe probe(session);
+  const Tensors t;
+  const std::vector<std::int64_t> steps{0, 7, 13, 17, 25, 41, 44};
+  for (const std::int64_t step : steps) t.step(probe, step, 1.0);
+  ASSERT_EQ(sink->steps.size(), steps.size());
+  std::vector<std::int64_t> with_histograms;
+  for (const StepMetrics& m : sink->steps) {
+    if (m.weights.empty()) {
+      EXPECT_TRUE(m.activations.empty()) << m.step;
+      continue;
+    }
+    EXPECT_EQ(m.weights.size(), 4u) << m.step;
+    EXPECT_EQ(m.activations.size(), 2u) << m.step;
+    with_histograms.push_back(m.step);
+  }
+  EXPECT_EQ(with_histograms, (std::vector<std::int64_t>{0, 13, 25, 41}));
+}
+
 TEST(StepMetrics, HistogramsOnHistogramSteps) {
   RunConfig config = testing::quiet_config();
   config.metrics.histogram_every = 2;

@@ -30,8 +30,9 @@ namespace tfdebug {
 
 // The per-step metrics handed to sinks (Sink::on_step, include/tfdebug/session/step_metrics.hpp).
 struct MetricsConfig {
-  // Histograms of every parameter and of every module's forward outputs on steps where
-  // step % histogram_every == 0 (when a sink wants them); 0: never.
+  // Histograms of every parameter and of every module's forward outputs (when a sink wants
+  // them) in the first step of every histogram_every steps that observes them: steps 0, 10,
+  // 20 ... when every step does, the first of watch's samples in each otherwise; 0: never.
   int histogram_every = 10;
   // Histograms per histogram step (parameters first, then modules); the rest are counted.
   int max_histograms = 256;

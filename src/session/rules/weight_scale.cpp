@@ -21,14 +21,13 @@ class WeightScale final : public Rule {
   Interest interest() const override { return Interest::role(Role::parameter); }
   Needs needs(const Observation& o) const override {
     if (o.value.rank() < 2) return {};
-    // The first step seen (every weight's first scale), then every rule_.every steps.
-    const bool due = !first_step_ || o.step == *first_step_ || o.step % rule_.every == 0;
-    return {due ? Need::moments : Need::none};
+    return {due(o.step) ? Need::moments : Need::none};
   }
 
   void observe(const RuleInput& in, RuleContext& out) override {
     const Observation& o = in.observation;
     if (!first_step_) first_step_ = o.step;
+    measured_step_ = o.step;
     const Stats& s = in.stats;
     const TensorView& v = o.value;
     if (s.nonfinite() > 0 || v.rank() < 2 || v.shape(0) == 0 || s.finite() < 2) return;
@@ -84,6 +83,15 @@ class WeightScale final : public Rule {
   WeightScaleRule rule_;
   KeyedState<State> scales_;
   std::optional<std::int64_t> first_step_;  // the step of the first weight observed
+  std::int64_t measured_step_ = 0;          // the last step whose weights were measured
+
+  // The first step seen (every weight's first scale), then a step at least rule_.every steps
+  // after the last one measured: the weights of one step come one after another, and the steps
+  // that observe them are watch's samples (Note [Watch budget]), not every step.
+  bool due(std::int64_t step) const {
+    return !first_step_ || step == *first_step_ || step == measured_step_ ||
+           step - measured_step_ >= rule_.every || step < measured_step_;
+  }
 };
 
 }  // namespace

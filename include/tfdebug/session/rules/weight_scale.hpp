@@ -20,10 +20,10 @@ struct WeightScaleRule {
   double min_init = 0.05;
   double max_init = 8.0;
   double max_drift = 10.0;  // scale / first scale above this or below 1 / max_drift
-  // After the first step it sees, the rule measures weights at steps where step % every == 0
-  // only: a weight's scale drifts over hundreds of steps, and its full statistics on every
-  // diagnose step cost more than the rest of a small model's parameters (tier watch observes
-  // parameters every AttachOptions::watch_every = 10 steps anyway).
+  // After the first step it sees, the rule measures weights in a step at least this many steps
+  // after the last it measured: a weight's scale drifts over hundreds of steps, and its full
+  // statistics on every diagnose step cost more than the rest of a small model's parameters
+  // (tier watch observes parameters only in the steps it samples anyway).
   std::int64_t every = 10;
 
   static void describe(RuleKeys<WeightScaleRule>& keys) {
