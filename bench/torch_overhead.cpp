@@ -17,9 +17,13 @@
 //
 // off-again is off on a second model of its own: the A/A row, what two identical modes differ by
 // here (a ratio in it is the bench's resolution, not tfdebug's cost).
-// --split prints, under the table, the median of watch's sampled steps (step % watch_every == 0)
+// --split prints, under the table, the median of the steps that observed ops (watch's samples)
 // and of the other steps, apart, each against off's. Under the table too, what the rules found in
 // each mode that runs a Session: a new warning runs the steps after it in diagnose.
+// Each round attaches afresh (one attachment may be live at a time, and the modes interleave),
+// and an attachment's watch schedule starts afresh too: its first step samples, and so does the
+// one 10 steps later (Note [Watch budget]); only rounds of more steps than that show the spacing
+// a run attached once gets (--steps 200).
 // --clock thread-cpu times each step by the calling thread's CPU time instead of wall time.
 // --malloc fixed (the default) pins glibc's heap before any mode runs: see Note [A fixed heap].
 // --malloc default leaves glibc's adaptive thresholds as they are.
@@ -268,6 +272,7 @@ struct Runner {
   std::unique_ptr<tfdebug::ObservationSink> sink{};
   std::vector<double> times{};
   std::vector<std::int64_t> steps_timed{};  // the step number of each time
+  std::vector<bool> sampled{};              // whether that step observed ops (watch's samples)
   std::vector<double> round_medians{};      // the median step of each round
   std::vector<double> round_means{};        // the mean step of each round
   std::int64_t step = 0;
@@ -302,6 +307,7 @@ struct Runner {
       one_step(debug, profiler);
       times.push_back(now() - start);
       steps_timed.push_back(step);
+      sampled.push_back(debug && debug->counters().last_step_sampled);
     }
     torch::autograd::AnomalyMode::set_enabled(false);
     if (empty) at::removeCallback(*empty);
@@ -357,24 +363,26 @@ Subject zoo_subject(tfdebug::demo::ZooModel model) {
           "zoo model " + name + " (tools/tfdebug/demo/zoo.hpp)"};
 }
 
-// --split: where a mode's time goes between the steps that watch samples (step % watch_every ==
-// 0: ops, parameters and updates observed) and the others (gradients only), each against off's
-// steps of the same numbers.
+// --split: where a mode's time goes between the steps that observed ops (watch's samples, Note
+// [Watch budget] in src/torch/watch_schedule.hpp: ops, parameters and updates; every diagnose
+// step) and the others (gradients only), each against the median of off's steps, and how many
+// steps sampled.
 bool g_split = false;
 void print_split(const std::vector<Runner>& runners) {
-  const std::int64_t every = tfdebug::torch::AttachOptions{}.watch_every;
-  auto medians = [every](const Runner& r) {
-    std::vector<double> sampled, others;
-    for (std::size_t i = 0; i < r.times.size(); ++i)
-      (r.steps_timed[i] % every == 0 ? sampled : others).push_back(r.times[i]);
-    return std::pair{Runner::median_of(sampled), Runner::median_of(others)};
-  };
-  const auto [off_sampled, off_others] = medians(runners[0]);
-  std::printf("  median step, us:      steps %% %lld == 0    other steps\n", static_cast<long long>(every));
+  const double off = runners[0].median();
+  std::printf("  median step, us:      sampled steps       other steps     sampled\n");
   for (const auto& r : runners) {
-    const auto [sampled, others] = medians(r);
-    std::printf("  %-30s %8.1f (%+6.1f)  %8.1f (%+6.1f)\n", mode_name(r.mode), 1e6 * sampled,
-                1e6 * (sampled - off_sampled), 1e6 * others, 1e6 * (others - off_others));
+    std::vector<double> sampled, others;
+    for (std::size_t i = 0; i < r.times.size(); ++i) (r.sampled[i] ? sampled : others).push_back(r.times[i]);
+    auto column = [off](const std::vector<double>& times) {
+      if (times.empty()) return std::string("        -         ");
+      const double median = Runner::median_of(times);
+      char text[32];
+      std::snprintf(text, sizeof text, "%8.1f (%+6.1f)", 1e6 * median, 1e6 * (median - off));
+      return std::string(text);
+    };
+    std::printf("  %-30s %s  %s  %4zu of %zu\n", mode_name(r.mode), column(sampled).c_str(),
+                column(others).c_str(), sampled.size(), r.times.size());
   }
 }
 
@@ -434,6 +442,7 @@ void measure(const Subject& subject, int rounds, std::int64_t steps) {
     r.run(3);  // warm-up
     r.times.clear();
     r.steps_timed.clear();
+    r.sampled.clear();
     r.round_medians.clear();
     r.round_means.clear();
     r.ops = 0;

@@ -170,6 +170,8 @@ Attachment attach(ObservationSink& sink, ::torch::nn::Module& module, const Atta
   auto state = std::make_unique<detail::AttachState>();
   state->sink = &sink;
   state->options = options;
+  state->schedule = detail::WatchSchedule(
+      {.every = options.watch_every, .every_max = options.watch_every_max, .budget = options.watch_budget});
   Interner& paths = detail::module_paths();
   detail::map_modules(module, paths, state->modules, state->module_of_storage);
   detail::for_each_module(module, [&](const std::string& path, ::torch::nn::Module& m) {
@@ -216,8 +218,11 @@ void Attachment::detach() noexcept {
 
 void detail::AttachState::begin_pass(std::int64_t at, Tier pass_tier, bool replaying, bool arm) {
   tier.store(pass_tier);
-  const auto every = std::max<std::int64_t>(1, options.watch_every);
-  set_interception(pass_tier == Tier::diagnose || at % every == 0);
+  // Note [Watch budget]: a watch pass is timed from here to step_end, for the schedule.
+  timing = pass_tier == Tier::watch && !replaying;
+  if (timing) pass_start = std::chrono::steady_clock::now();
+  set_interception(pass_tier == Tier::diagnose || (!replaying && schedule.due(at)));
+  if (intercepting) sampled_steps.fetch_add(1, std::memory_order_relaxed);
   step.store(at);
   generation.fetch_add(1);
   backward_seen.store(false);
@@ -280,6 +285,7 @@ std::optional<double> Attachment::run_step(std::int64_t step,
     replay = true;
   if (replay) {
     s.in_step.store(false);
+    s.timing = false;  // a replayed step is no measure of a watch step
     detail::restore_for_replay(s);
     s.sink->restart_step(step);
     s.begin_pass(step, Tier::diagnose, /*replaying=*/true, /*arm=*/false);
@@ -328,6 +334,11 @@ void Attachment::step_end(std::int64_t step, std::optional<double> loss) {
     }
   }
   s.sink->end_step(step, loss);
+  if (s.timing) {
+    s.timing = false;
+    s.schedule.ended(step, s.intercepting,
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - s.pass_start).count());
+  }
   throw_if_stopping(*s.sink, step, "after");
 }
 
@@ -342,6 +353,8 @@ Attachment::Counters Attachment::counters() const noexcept {
              s.sink_failures.load(),
              s.hook_failures.load(),
              s.replays.load(),
+             s.sampled_steps.load(),
+             s.intercepting,
              {}};
   std::lock_guard<std::mutex> lock(state_->failure_mutex);
   c.first_failure = s.first_failure;

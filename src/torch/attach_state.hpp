@@ -13,6 +13,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <mutex>
@@ -27,6 +28,7 @@
 #include "tensor_views.hpp"
 #include "tfdebug/session/observation.hpp"
 #include "tfdebug/torch/attach.hpp"
+#include "watch_schedule.hpp"
 
 namespace tfdebug::torch::detail {
 
@@ -131,8 +133,13 @@ struct AttachState {
   ObservationSink* sink = nullptr;
   AttachOptions options;
   // Note [Op steps]: ops are intercepted only in the steps that observe them (diagnose: every
-  // step; watch: every options.watch_every steps), on the thread that calls step_begin.
+  // step; watch: the steps its schedule samples), on the thread that calls step_begin.
   bool intercepting = false;
+  WatchSchedule schedule{{}};  // Note [Watch budget]
+  // This pass is a watch pass the schedule times (not diagnose, not a replay): since when.
+  bool timing = false;
+  std::chrono::steady_clock::time_point pass_start;
+  std::atomic<std::int64_t> sampled_steps{0};
   std::optional<at::CallbackHandle> ranges;  // user scopes, while intercepting
   void set_interception(bool on);
 

@@ -70,13 +70,18 @@ struct AttachOptions {
   // time and in memory (step_end turns the copy into the update in place).
   bool track_updates = true;
   // Tier watch observes every gradient every step (the gradient rules judge each layer against
-  // its recent steps), and the rest of a step (every parameter and its update, the outputs of
-  // the model's layers and activations) every this many steps (steps where step % N == 0): a
-  // NaN or Inf in any step still shows in its gradients or its loss. Intercepting ops, and
-  // handing a small model's few dozen tensors to the rules, cost more than a tiny model's step
-  // (Session::observe is ~0.5 us a tensor; an MLP step can take 0.6 ms). 1: every step. Tier
-  // diagnose observes every step regardless.
+  // its recent steps), and samples the rest of a step (every parameter and its update, the
+  // outputs of the model's layers and activations) in some steps: a NaN or Inf in any step still
+  // shows in its gradients or its loss. Intercepting ops, and handing a small model's few dozen
+  // tensors to the rules, cost about as much as a small model's whole step, so the samples are
+  // spaced by what they cost (Note [Watch budget] in src/torch/watch_schedule.hpp): the first
+  // step samples, then a step at least watch_every steps after the last sample once the other
+  // steps have saved watch_budget of their time for it, and at the latest watch_every_max steps
+  // after it. watch_budget 0: the fixed steps where step % watch_every == 0 (1: every step).
+  // Tier diagnose observes every step regardless.
   std::int64_t watch_every = 10;
+  double watch_budget = 0.01;
+  std::int64_t watch_every_max = 50;
   // Observe the ops that run inside other ops too (aten::addmm inside aten::linear,
   // native_layer_norm inside layer_norm): finer names for a bad value, at about three times the
   // ops. Ops that only return views are never observed. Ops inside backward nodes are seen
@@ -116,6 +121,8 @@ class Attachment {
     std::int64_t sink_failures = 0;          // observe() or pause() calls that threw
     std::int64_t hook_failures = 0;          // the adapter's own bookkeeping around an op that threw
     std::int64_t replays = 0;                // steps Attachment::step ran again in diagnose
+    std::int64_t sampled_steps = 0;          // steps that observed ops and parameters (see watch_every)
+    bool last_step_sampled = false;          // whether the last step begun did
     std::string first_failure;               // what the first of either said ("" when none)
   };
 
