@@ -11,7 +11,8 @@
 // --model: demo (the default: the demo's model at two sizes), mlp, cnn, encoder, gru, sigmoid,
 // or zoo (each of the five). --modes picks the modes to run, comma separated, from: off, off-again,
 // floor, watch-null, watch, diagnose-null, diagnose, anomaly, profiler, profiler-no-memory ("off"
-// always runs: the ratios are to it; also watch-metrics, watch-slow-sink, diagnose-breakpoints,
+// always runs: the ratios are to it; also watch-fixed: watch sampling every 10th step
+// (AttachOptions::watch_budget = 0) instead of by cost; watch-metrics, watch-slow-sink, diagnose-breakpoints,
 // diagnose-metrics: diagnose with a sink that wants step metrics, as the live dashboard does;
 // diagnose-shapes). Default: all but the two profiler modes.
 //
@@ -125,6 +126,7 @@ enum class Mode {
   floor,
   watch_null,
   watch,
+  watch_fixed,
   diagnose_null,
   diagnose,
   anomaly,
@@ -141,6 +143,7 @@ constexpr Mode kModes[] = {Mode::off,
                            Mode::floor,
                            Mode::watch_null,
                            Mode::watch,
+                           Mode::watch_fixed,
                            Mode::diagnose_null,
                            Mode::diagnose,
                            Mode::anomaly,
@@ -164,6 +167,8 @@ const char* mode_key(Mode m) {
       return "watch-null";
     case Mode::watch:
       return "watch";
+    case Mode::watch_fixed:
+      return "watch-fixed";
     case Mode::diagnose_null:
       return "diagnose-null";
     case Mode::diagnose:
@@ -199,6 +204,8 @@ const char* mode_name(Mode m) {
       return "watch (adapter only)";
     case Mode::watch:
       return "watch (Session)";
+    case Mode::watch_fixed:
+      return "watch, every 10th step";
     case Mode::diagnose_null:
       return "diagnose (adapter only)";
     case Mode::diagnose:
@@ -281,7 +288,11 @@ struct Runner {
 
   void run(std::int64_t steps) {
     std::optional<tfdebug::torch::Attachment> debug;
-    if (sink) debug.emplace(tfdebug::torch::attach(*sink, trainer->module()));
+    if (sink) {
+      tfdebug::torch::AttachOptions options;
+      if (mode == Mode::watch_fixed) options.watch_budget = 0;  // the fixed schedule
+      debug.emplace(tfdebug::torch::attach(*sink, trainer->module(), options));
+    }
     // The profiler as `tfdebug demo --profile` constructs it; one per run of steps (only one may
     // run at a time, and the modes interleave), stopped outside the timed steps.
     std::optional<tfdebug::torch::Profiler> profiler;
@@ -413,8 +424,8 @@ void measure(const Subject& subject, int rounds, std::int64_t steps) {
              .tokens_per_step = subject.tokens_per_step};
     if (mode == Mode::watch_null) r.sink = std::make_unique<NullSink>(tfdebug::Tier::watch);
     if (mode == Mode::diagnose_null) r.sink = std::make_unique<NullSink>(tfdebug::Tier::diagnose);
-    if (mode == Mode::watch || mode == Mode::diagnose || mode == Mode::watch_metrics ||
-        mode == Mode::watch_slow_sink || mode == Mode::diagnose_breakpoints ||
+    if (mode == Mode::watch || mode == Mode::watch_fixed || mode == Mode::diagnose ||
+        mode == Mode::watch_metrics || mode == Mode::watch_slow_sink || mode == Mode::diagnose_breakpoints ||
         mode == Mode::diagnose_shapes || mode == Mode::diagnose_metrics) {
       tfdebug::RunConfig run;  // every rule at its default; no run directory
       run.tier = mode == Mode::diagnose || mode == Mode::diagnose_breakpoints ||
@@ -553,8 +564,8 @@ int usage() {
       "                      [--modes LIST] [--malloc fixed|default] [--split]\n"
       "                      [--clock wall|thread-cpu]\n"
       "  NAME: demo (default), mlp, cnn, encoder, gru, sigmoid or zoo (all five)\n"
-      "  LIST: comma separated, from off, off-again, floor, watch-null, watch, diagnose-null, diagnose,\n"
-      "  anomaly, profiler, profiler-no-memory\n"
+      "  LIST: comma separated, from off, off-again, floor, watch-null, watch, watch-fixed, diagnose-null,\n"
+      "  diagnose, anomaly, profiler, profiler-no-memory\n"
       "  --split: the median of watch's sampled steps and of the others, apart\n");
   return 2;
 }
