@@ -33,6 +33,23 @@ class RecordingSink : public Sink {
   bool histograms_;
 };
 
+// A Session of `config` with a RecordingSink and a Probe.
+struct Recorded {
+  Recorded(const RunConfig& config, bool histograms)
+      : session(config), sink(std::make_shared<RecordingSink>(histograms)), probe(session) {
+    session.add_sink(sink);
+  }
+  Session session;
+  std::shared_ptr<RecordingSink> sink;
+  Probe probe;
+};
+
+RunConfig histograms_every(int every) {
+  RunConfig config = testing::quiet_config();
+  config.metrics.histogram_every = every;
+  return config;
+}
+
 const ModuleMetrics& module(const StepMetrics& m, const std::string& name) {
   const auto it = std::find_if(m.modules.begin(), m.modules.end(),
                                [&](const ModuleMetrics& x) { return x.module == name; });
@@ -144,12 +161,8 @@ TEST(StepMetrics, NonFiniteGradientMakesTheNormNaN) {
 // Steps that observe the tensors only now and then (watch's samples): the first of them in each
 // run of histogram_every steps gets the histograms.
 TEST(StepMetrics, HistogramsOnTheFirstObservingStepOfEachRun) {
-  RunConfig config = testing::quiet_config();
-  config.metrics.histogram_every = 10;
-  Session session(config);
-  auto sink = std::make_shared<RecordingSink>(true);
-  session.add_sink(sink);
-  Probe probe(session);
+  Recorded run(histograms_every(10), /*histograms=*/true);
+  auto& [session, sink, probe] = run;
   const Tensors t;
   const std::vector<std::int64_t> steps{0, 7, 13, 17, 25, 41, 44};
   for (const std::int64_t step : steps) t.step(probe, step, 1.0);
@@ -168,12 +181,8 @@ TEST(StepMetrics, HistogramsOnTheFirstObservingStepOfEachRun) {
 }
 
 TEST(StepMetrics, HistogramsOnHistogramSteps) {
-  RunConfig config = testing::quiet_config();
-  config.metrics.histogram_every = 2;
-  Session session(config);
-  auto sink = std::make_shared<RecordingSink>(true);
-  session.add_sink(sink);
-  Probe probe(session);
+  Recorded run(histograms_every(2), /*histograms=*/true);
+  auto& [session, sink, probe] = run;
   const Tensors t;
   for (std::int64_t step = 0; step < 3; ++step) t.step(probe, step, 1.0);
   ASSERT_EQ(sink->steps.size(), 3u);
@@ -254,10 +263,8 @@ TEST(StepMetrics, LightMeasurementsEqualTheFullStatistics) {
     RunConfig config = testing::quiet_config();
     config.tier = Tier::diagnose;
     config.flight_recorder_moments_every = moments_every;
-    Session session(config);
-    auto sink = std::make_shared<RecordingSink>(false);
-    session.add_sink(sink);
-    Probe probe(session);
+    Recorded recorded(config, /*histograms=*/false);
+    auto& [session, sink, probe] = recorded;
     for (std::size_t i = 0; i < steps.size(); ++i) {
       const Step& t = steps[i];
       probe.begin_step(std::int64_t(i) + 1);  // not a multiple of 10
@@ -327,10 +334,8 @@ TEST(StepMetrics, LightMeasurementsEqualTheFullStatistics) {
 TEST(StepMetrics, HistogramCapIsCounted) {
   RunConfig config = testing::quiet_config();
   config.metrics.max_histograms = 3;
-  Session session(config);
-  auto sink = std::make_shared<RecordingSink>(true);
-  session.add_sink(sink);
-  Probe probe(session);
+  Recorded run(config, /*histograms=*/true);
+  auto& [session, sink, probe] = run;
   Tensors().step(probe, 0, 1.0);
   const StepMetrics& m = sink->steps.at(0);
   EXPECT_EQ(m.weights.size() + m.activations.size(), 3u);  // the first three names observed
