@@ -170,10 +170,11 @@ TEST_P(Fault, IsNamedWhereItHappened) {
     }
     // Replayed in watch, unless a parameter held the NaN when the step began and watch sampled
     // that step (it saw the parameter): the replay would see the same (Note [Replay]).
-    if (tier == Tier::watch && c.fault == ZooFault::param_nan)
+    if (tier == Tier::watch && c.fault == ZooFault::param_nan) {
       EXPECT_LE(run.counters.replays, 1);
-    else
+    } else {
       EXPECT_EQ(run.counters.replays, tier == Tier::watch ? 1 : 0);
+    }
   } else {
     EXPECT_EQ(run.counters.replays, 0);
   }
@@ -237,6 +238,24 @@ TEST(ZooBudget, LastingFaultsAreSeenAtASample) {
     EXPECT_EQ(run.counters.replays, 0);
     for (const Finding& other : run.summary.findings)
       EXPECT_NE(other.severity, Severity::error) << other.message;
+  }
+}
+
+// The schedule in a real run: the fixed one samples every tenth step; the default one the first
+// step and the tenth, then at most watch_every_max steps apart (how far depends on what a sample
+// costs on this machine), and never closer than watch_every.
+TEST(ZooBudget, SamplesAtLeastEveryMaxAndAtMostEveryNSteps) {
+  const ZooConfig config{.model = ZooModel::mlp};
+  tfdebug::torch::AttachOptions fixed_options;
+  fixed_options.watch_budget = 0;
+  const Trained fixed = train(config, Tier::watch, 200, true, "", 0, fixed_options);
+  EXPECT_EQ(fixed.counters.sampled_steps, 20);
+  const Trained spaced = train(config, Tier::watch, 200);
+  // 0, 10, then a sample at least every 50 steps: 60, 110, 160 at the latest.
+  EXPECT_GE(spaced.counters.sampled_steps, 5);
+  // A finding runs the steps after it in diagnose, which observes every step.
+  if (spaced.summary.findings.empty()) {
+    EXPECT_LE(spaced.counters.sampled_steps, 20);
   }
 }
 
