@@ -72,8 +72,10 @@ for n in $(seq 5 "$total"); do
   sed -n "${n}p" "$run/metrics.jsonl" >>"$work/growing/metrics.jsonl"
   sleep 0.1
 done
-cp "$run/report.json" "$work/growing/report.json.tmp" && mv "$work/growing/report.json.tmp" "$work/growing/report.json"
+# The flight recorder first, as in a run (written a few steps after the first error): the server
+# stops following once report.json says complete.
 cp "$run/flight_recorder.json" "$work/growing/"
+cp "$run/report.json" "$work/growing/report.json.tmp" && mv "$work/growing/report.json.tmp" "$work/growing/report.json"
 wait "$reader"
 check "growing run: the stream has the snapshot, every later step in order, the findings and the end" "$py" - "$work/events.txt" "$run" <<'PY'
 import json, sys

@@ -7,12 +7,18 @@
 // OUT/run is the run directory (report.json, metrics.jsonl, metrics.csv, flight_recorder.json);
 // OUT/live.xlsx, OUT/tb and OUT/mlruns are the live exports. With --kill-after the process sends
 // itself SIGKILL at the end of that step, as the OOM killer would: no finish(), no destructor.
+// The metrics sinks are queued: before the kill it waits (at most 10 s) until metrics.jsonl holds
+// a step, so that the killed run has between 1 and STEP + 1 steps on disk however busy the
+// machine (under a loaded CI, the sink's thread had written none yet).
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tfdebug/export/metrics_files.hpp"
@@ -77,7 +83,15 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < w2.size(); ++i) w2[i] += u2[i];
     const double loss = step >= 5 ? std::nan("") : 2.0 / (step + 1.0);
     probe.end_step(loss);
-    if (step == kill_after) std::raise(SIGKILL);
+    if (step == kill_after) {
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      std::error_code ec;
+      while (std::filesystem::file_size(out + "/run/metrics.jsonl", ec) == 0 || ec) {
+        if (std::chrono::steady_clock::now() > give_up) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      std::raise(SIGKILL);
+    }
   }
   session.finish();
   return 0;
