@@ -37,9 +37,9 @@ assert first(report("div"), "nonfinite")["step"] == 0
 
 lr = report("lr")
 nonfinite = first(lr, "nonfinite")
-# SGD at lr 50: every update is larger than its weight from step 0 (immediate_ratio), long before
-# the first NaN
-assert rc("lr") == 1 and first(lr, "update_ratio")["step"] == 0, lr
+# SGD at lr 50: updates larger than their weight from the first steps (immediate_ratio; 10x it at
+# the first update, RMSprop's), long before the first NaN
+assert rc("lr") == 1 and first(lr, "update_ratio")["step"] <= 1, lr
 assert first(lr, "update_ratio")["evidence"]["ratio"] > 1 and nonfinite["step"] > 0, lr
 
 dead = [f for f in report("dead") if f["rule"] == "dead_units"]

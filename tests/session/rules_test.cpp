@@ -81,6 +81,49 @@ TEST(Rules, HealthyTopLayersOfADeepStackDoNotExplode) {
   EXPECT_EQ(flagged[0].step, 0);
 }
 
+// One layer's gradient norms, one a step, through a Session with default settings.
+std::vector<Finding> run_norms(const std::vector<double>& norms) {
+  Session session(testing::quiet_config());
+  for (std::size_t step = 0; step < norms.size(); ++step) {
+    session.begin_step(std::int64_t(step));
+    session.observe(tensor(std::int64_t(step), Role::gradient, "l", "l.weight", {float(norms[step])}, {1}));
+    session.end_step(std::int64_t(step), std::nullopt);
+  }
+  return session.findings();
+}
+
+// Note [A spike or an explosion]: a converged layer's norms fall tenfold from its first steps';
+// a hard mini-batch then lifts one or two steps 20x above the recent median but below the first
+// steps' peak: noise. Staying up for explode_sustain (5) steps is an explosion, reported at the
+// fifth; a norm beyond the run's peak is one at once.
+TEST(Rules, AOneStepSpikeBelowTheRunsPeakIsNoExplosion) {
+  std::vector<double> norms(30, 1.0);  // the first steps: 1.0, peak 1.5 at step 5
+  norms[5] = 1.5;
+  norms.resize(100, 0.0625);  // converged
+  norms[70] = 1.25;           // 20x the median, below the peak; the next step 16x
+  norms[71] = 1.0;
+  const auto spike = run_norms(norms);
+  EXPECT_TRUE(with_rule(spike, "exploding_gradients").empty()) << testing::describe(spike);
+
+  for (int step = 80; step < 85; ++step) norms[std::size_t(step)] = 1.25;  // five steps running
+  const auto sustained = with_rule(run_norms(norms), "exploding_gradients");
+  ASSERT_EQ(sustained.size(), 1u);
+  EXPECT_EQ(sustained[0].step, 84);
+  EXPECT_EQ(sustained[0].evidence_value("steps_above"), 5.0);
+  EXPECT_EQ(sustained[0].evidence_value("peak_before"), 1.5);
+  EXPECT_EQ(sustained[0].evidence_value("ratio_to_history"), 20.0);
+  EXPECT_NE(sustained[0].message.find("for 5 steps running"), std::string::npos) << sustained[0].message;
+
+  for (int step = 80; step < 85; ++step) norms[std::size_t(step)] = 0.0625;
+  norms[90] = 2.0;  // beyond the peak: at once
+  const auto beyond = with_rule(run_norms(norms), "exploding_gradients");
+  ASSERT_EQ(beyond.size(), 1u);
+  EXPECT_EQ(beyond[0].step, 90);
+  EXPECT_EQ(beyond[0].evidence_value("steps_above"), 1.0);
+  EXPECT_NE(beyond[0].message.find("and above its largest before, 1.5"), std::string::npos)
+      << beyond[0].message;
+}
+
 // The history median is over the last history_length norms only: the ring drops the oldest.
 TEST(Rules, GradientHistoryMedianIsOverTheLastNormsOnly) {
   RunConfig config = testing::quiet_config();
@@ -287,8 +330,8 @@ TEST(Rules, DivergenceBySustainedGrowth) {
 }
 
 // After the warm-up (10 steps), an update ratio outside [1e-5, 0.1] three steps in a row, or
-// above 1 once, is reported. Every step alternates the full statistics and the one-pass summary
-// with the norm (Note [Light outputs]): the same findings.
+// above 1 once (10 at the first update), is reported. Every step alternates the full statistics and the
+// one-pass summary with the norm (Note [Light outputs]): the same findings.
 TEST(Rules, UpdateRatioOutOfRange) {
   Session session(testing::quiet_config());
   const std::vector<float> w = normal(64, 0.0f, 0.1f, 1);
@@ -312,13 +355,23 @@ TEST(Rules, UpdateRatioOutOfRange) {
     // d: 3x the weight at step 1, inside the warm-up: above immediate_ratio, reported at once.
     session.observe(tensor(step, Role::parameter, "d", "d.weight", w, {8, 8}));
     session.observe(tensor(step, Role::update, "d", "d.weight", scaled(step == 1 ? 3.0f : 1e-3f), {8, 8}));
+    // e: 5x the weight at its first update (RMSprop's first step at a high learning rate):
+    // below first_update_factor x immediate_ratio, and healthy after it. f: 20x there, reported.
+    session.observe(tensor(step, Role::parameter, "e", "e.weight", w, {8, 8}));
+    session.observe(tensor(step, Role::update, "e", "e.weight", scaled(step == 0 ? 5.0f : 1e-3f), {8, 8}));
+    session.observe(tensor(step, Role::parameter, "f", "f.weight", w, {8, 8}));
+    session.observe(tensor(step, Role::update, "f", "f.weight", scaled(step == 0 ? 20.0f : 1e-3f), {8, 8}));
     // A bias starting at ~0: excluded (rank 1), even with a huge ratio.
     session.observe(tensor(step, Role::parameter, "c", "c.bias", {1e-6f, 0.0f}, {2}));
     session.observe(tensor(step, Role::update, "c", "c.bias", {0.1f, 0.1f}, {2}));
     session.end_step(step, std::nullopt);
   }
-  const auto ratio = with_rule(session.findings(), "update_ratio");
-  ASSERT_EQ(ratio.size(), 3u) << testing::describe(session.findings());
+  auto ratio = with_rule(session.findings(), "update_ratio");
+  ASSERT_EQ(ratio.size(), 4u) << testing::describe(session.findings());
+  EXPECT_EQ(ratio[0].op, "f.weight");
+  EXPECT_EQ(ratio[0].step, 0);
+  EXPECT_NEAR(ratio[0].evidence_value("ratio"), 20.0, 1e-5);
+  ratio.erase(ratio.begin());
   EXPECT_EQ(ratio[0].op, "d.weight");
   EXPECT_EQ(ratio[0].step, 1);
   EXPECT_NEAR(ratio[0].evidence_value("ratio"), 3.0, 1e-6);

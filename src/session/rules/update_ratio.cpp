@@ -2,7 +2,8 @@
 // Weight matrices only: biases and norm scales start at 0 or 1, so their first updates are large
 // relative to them by construction. Judged when it persists (UpdateRatioRule::persist steps in a
 // row) after a warm-up (UpdateRatioRule::warmup: Adam's and RMSprop's first steps are large by
-// construction), or at once on any step, warm-up included, above immediate_ratio.
+// construction), or at once on any step, warm-up included, above immediate_ratio (the first
+// update observed: above first_update_factor times it).
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -50,12 +51,16 @@ class UpdateRatio final : public Rule {
       ++pair->steps;
       const bool outside = ratio < rule_.min_ratio || ratio > rule_.max_ratio;
       const bool warming_up = pair->steps <= rule_.warmup;
-      if (!outside || (warming_up && ratio <= rule_.immediate_ratio)) {
+      // RMSprop's first update moves every entry by 1/sqrt(1 - alpha) = 10 learning rates
+      // (its second moment holds 1% of one squared gradient), the next ones by 7, 5.8, ...
+      const double immediate =
+          rule_.immediate_ratio * (warming_up && pair->steps == 1 ? rule_.first_update_factor : 1.0);
+      if (!outside || (warming_up && ratio <= immediate)) {
         pair->outside = 0;
         continue;
       }
       if (pair->outside++ == 0) pair->outside_since = step;
-      if (pair->outside < rule_.persist && ratio <= rule_.immediate_ratio) continue;
+      if (pair->outside < rule_.persist && ratio <= immediate) continue;
       const bool high = ratio > rule_.max_ratio;
       Finding f =
           make_finding("update_ratio", Severity::warning, step, Phase::optimizer, pair->module, pair->op);

@@ -16,9 +16,12 @@ struct GradientRule {
   // Steps of a layer's history before comparing to it: the first steps of training move every
   // norm by large factors (an RNN's gradients grow tenfold in its first ten steps).
   int min_history = 20;
-  double explode_ratio = 10.0;  // norm / median of the layer's history above this
-  double vanish_ratio = 1e-2;   // ... below this
-  int min_layers = 3;           // layers in a step before comparing layers
+  double explode_ratio = 10.0;  // norm / median of the layer's history above this, and
+  // either above the layer's largest norm before it, or for this many steps running (a single
+  // step below the run's peak is a hard mini-batch: Note [A spike or an explosion])
+  int explode_sustain = 5;
+  double vanish_ratio = 1e-2;  // ... below this
+  int min_layers = 3;          // layers in a step before comparing layers
   // norm / median of the step's layer norms above this; 0: off (the default). Layers differ by
   // orders of magnitude in healthy deep stacks (the top layers of a sigmoid stack carry 100x the
   // median layer's gradient), so an explosion is judged against the layer's own history.
@@ -28,6 +31,7 @@ struct GradientRule {
     keys.flag("enabled", &GradientRule::enabled)
         .integer("min_history", &GradientRule::min_history, Range::positive)
         .real("explode_ratio", &GradientRule::explode_ratio, Range::positive)
+        .integer("explode_sustain", &GradientRule::explode_sustain, Range::positive)
         .real("vanish_ratio", &GradientRule::vanish_ratio, Range::positive)
         .integer("min_layers", &GradientRule::min_layers, Range::positive)
         .real("explode_vs_layers", &GradientRule::explode_vs_layers)

@@ -24,6 +24,11 @@ struct UpdateRatioRule {
   int persist = 10;
   // ... but an update larger than the weight itself is, at once, warm-up or not.
   double immediate_ratio = 1.0;
+  // The first update observed (with a warm-up) is judged against immediate_ratio x this:
+  // RMSprop's first step moves every entry by 10 learning rates (a GRU at PyTorch's default lr
+  // 0.01 updates its input weights by 1.0x their norm at step 0 of a healthy run), its later
+  // ones by 7, 5.8, ... 3.2 at the tenth.
+  double first_update_factor = 10.0;
   static void describe(RuleKeys<UpdateRatioRule>& keys) {
     keys.flag("enabled", &UpdateRatioRule::enabled)
         .real("min_ratio", &UpdateRatioRule::min_ratio)
@@ -31,6 +36,7 @@ struct UpdateRatioRule {
         .integer("warmup", &UpdateRatioRule::warmup)
         .integer("persist", &UpdateRatioRule::persist, Range::positive)
         .real("immediate_ratio", &UpdateRatioRule::immediate_ratio, Range::positive)
+        .real("first_update_factor", &UpdateRatioRule::first_update_factor, Range::positive)
         .check([](const UpdateRatioRule& r) {
           if (r.min_ratio < 0 || r.min_ratio >= r.max_ratio)
             throw Error("rules.update_ratio: need 0 <= min_ratio < max_ratio");
