@@ -124,6 +124,43 @@ TEST(Rules, AOneStepSpikeBelowTheRunsPeakIsNoExplosion) {
       << beyond[0].message;
 }
 
+// Note [Catching up]: three layers at norm 1 and a query projection at 0.05 that wakes up at
+// step 30 (1.2 from then on: 24x its history, above its peak, 1.2x the median layer) is learning;
+// the same rise to 5 (5x the median layer) is out of line, and a step where every layer rises
+// 20x (the median layer with them) is an explosion of every layer.
+TEST(Rules, ALayerCatchingUpWithTheOthersIsNoExplosion) {
+  const auto run = [](double woken, bool global) {
+    Session session(testing::quiet_config());
+    for (std::int64_t step = 0; step < 40; ++step) {
+      session.begin_step(step);
+      for (const char* name : {"l0", "l1", "l2", "q"}) {
+        const bool q = name[0] == 'q';
+        double norm = q ? (step < 30 ? 0.05 : woken) : 1.0;
+        if (global && step == 35) norm *= 20;
+        session.observe(
+            tensor(step, Role::gradient, name, std::string(name) + ".weight", {float(norm)}, {1}));
+      }
+      session.end_step(step, std::nullopt);
+    }
+    return with_rule(session.findings(), "exploding_gradients");
+  };
+  EXPECT_TRUE(run(1.2, false).empty()) << testing::describe(run(1.2, false));
+
+  const auto out_of_line = run(5.0, false);
+  ASSERT_EQ(out_of_line.size(), 1u) << testing::describe(out_of_line);
+  EXPECT_EQ(out_of_line[0].module, "q");
+  EXPECT_EQ(out_of_line[0].step, 30);
+  EXPECT_EQ(out_of_line[0].evidence_value("ratio_to_layers"), 5.0);
+  EXPECT_EQ(out_of_line[0].evidence_value("layers_median_rise"), 1.0);
+
+  const auto every_layer = run(1.2, true);
+  ASSERT_EQ(every_layer.size(), 4u) << testing::describe(every_layer);
+  for (const Finding& f : every_layer) {
+    EXPECT_EQ(f.step, 35) << f.module;
+    EXPECT_NEAR(f.evidence_value("layers_median_rise"), 20.0, 1e-5) << f.module;
+  }
+}
+
 // The history median is over the last history_length norms only: the ring drops the oldest.
 TEST(Rules, GradientHistoryMedianIsOverTheLastNormsOnly) {
   RunConfig config = testing::quiet_config();

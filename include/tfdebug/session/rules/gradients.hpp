@@ -20,6 +20,10 @@ struct GradientRule {
   // either above the layer's largest norm before it, or for this many steps running (a single
   // step below the run's peak is a hard mini-batch: Note [A spike or an explosion])
   int explode_sustain = 5;
+  // ... unless it is in line with the other layers: at most this many times the step's median
+  // layer, whose own norm has not risen explode_ratio times above its history (a layer catching
+  // up: Note [Catching up])
+  double in_line_ratio = 3.0;
   double vanish_ratio = 1e-2;  // ... below this
   int min_layers = 3;          // layers in a step before comparing layers
   // norm / median of the step's layer norms above this; 0: off (the default). Layers differ by
@@ -32,6 +36,7 @@ struct GradientRule {
         .integer("min_history", &GradientRule::min_history, Range::positive)
         .real("explode_ratio", &GradientRule::explode_ratio, Range::positive)
         .integer("explode_sustain", &GradientRule::explode_sustain, Range::positive)
+        .real("in_line_ratio", &GradientRule::in_line_ratio, Range::positive)
         .real("vanish_ratio", &GradientRule::vanish_ratio, Range::positive)
         .integer("min_layers", &GradientRule::min_layers, Range::positive)
         .real("explode_vs_layers", &GradientRule::explode_vs_layers)
