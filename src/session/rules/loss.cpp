@@ -46,7 +46,7 @@ class Loss final : public Rule {
     const double spike_vs_max = max_loss_ && *max_loss_ > 0 ? value / *max_loss_ : kNaN;
     double z = kNaN;
     double median = kNaN;
-    if (window_.size() >= std::size_t(rule_.min_window)) {
+    if (window_.size() >= std::size_t(std::min(rule_.min_window, rule_.window))) {
       median = window_.median();
       const double mad = window_.median_absolute_deviation(median);
       if (mad > 0) z = (value - median) / (kMadToSigma * mad);

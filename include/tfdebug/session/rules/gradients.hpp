@@ -20,9 +20,14 @@ struct GradientRule {
   // either above the layer's largest norm before it, or for this many steps running (a single
   // step below the run's peak is a hard mini-batch: Note [A spike or an explosion])
   int explode_sustain = 5;
+  // Steps a layer's norms have been kept before one step beyond its largest counts: until then
+  // the largest is a record of few steps, which noise beats often (a step of stationary noise
+  // passes every one of the n before it with chance 1/(n + 1): 5% per layer at step 20), and a
+  // step must stay above for explode_sustain steps (Note [A spike or an explosion]).
+  int peak_after = 50;
   // ... unless it is in line with the other layers: at most this many times the step's median
-  // layer, whose own norm has not risen explode_ratio times above its history (a layer catching
-  // up: Note [Catching up])
+  // layer (explode_ratio times in a step whose loss is the run's lowest: learning), whose own norm
+  // has not risen explode_ratio times above its history (a layer catching up: Note [Catching up])
   double in_line_ratio = 3.0;
   double vanish_ratio = 1e-2;  // ... below this
   int min_layers = 3;          // layers in a step before comparing layers
@@ -36,6 +41,7 @@ struct GradientRule {
         .integer("min_history", &GradientRule::min_history, Range::positive)
         .real("explode_ratio", &GradientRule::explode_ratio, Range::positive)
         .integer("explode_sustain", &GradientRule::explode_sustain, Range::positive)
+        .integer("peak_after", &GradientRule::peak_after)
         .real("in_line_ratio", &GradientRule::in_line_ratio, Range::positive)
         .real("vanish_ratio", &GradientRule::vanish_ratio, Range::positive)
         .integer("min_layers", &GradientRule::min_layers, Range::positive)
