@@ -10,6 +10,7 @@
 
 #include "tfdebug/core/stats.hpp"
 #include "tfdebug/session/session.hpp"
+#include "tfdebug/session/spectral.hpp"
 
 namespace {
 
@@ -169,6 +170,29 @@ void row_summaries_only(benchmark::State& state) {
 
 }  // namespace
 
+// The spectral rule's measurement of a [n, n] f32 weight at its defaults (30 iterations at most,
+// tolerance 1e-4): cold (the fixed start vector) and warm (from the last estimate's vector, as the
+// rule measures the same matrix every 200 steps).
+void spectral_estimate(benchmark::State& state, bool warm) {
+  const std::int64_t n = state.range(0);
+  const std::vector<float> w = data(n * n);
+  const tfdebug::TensorView view(w.data(), tfdebug::DType::f32, {n, n});
+  tfdebug::SpectralOptions options;
+  options.max_iterations = 30;
+  options.tolerance = 1e-4;
+  if (warm) options.start = tfdebug::estimate_spectral_norm(view, options).right_vector;
+  for (auto _ : state) benchmark::DoNotOptimize(tfdebug::estimate_spectral_norm(view, options));
+  state.SetBytesProcessed(state.iterations() * n * n * 4);
+}
+void spectral_cold(benchmark::State& state) {
+  spectral_estimate(state, false);
+}
+void spectral_warm(benchmark::State& state) {
+  spectral_estimate(state, true);
+}
+
+BENCHMARK(spectral_cold)->Arg(128)->Arg(512);
+BENCHMARK(spectral_warm)->Arg(128)->Arg(512);
 BENCHMARK(extremes_only)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);
 BENCHMARK(observe_parameter_roles)->Arg(64)->Arg(1 << 9)->Arg(1 << 12);
 BENCHMARK(range_only)->Arg(1 << 8)->Arg(1 << 14)->Arg(1 << 20);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tfdebug/core/error.hpp"
+#include "tfdebug/core/matvec.hpp"
 #include "tfdebug/core/stats.hpp"
 #include "tfdebug/core/tensor.hpp"
 
@@ -16,7 +17,7 @@ namespace {
 // Note [Power iteration]: sigma_max(W) is the square root of the largest eigenvalue of W^T W.
 // Alternating u = W v / |W v| and v = W^T u / |W^T u| converges to the top singular pair at
 // the rate (sigma_2 / sigma_1)^2 per step; |W^T u| is then sigma_max. Sums are in double over
-// an f32 (or f64) copy, so the estimate is limited by convergence, not by rounding. Warm starts
+// the f32 (or f64) values, so the estimate is limited by convergence, not by rounding. Warm starts
 // from the last measurement of the same matrix make later measurements take a few steps.
 
 std::vector<double> default_start(std::int64_t n) {
@@ -45,21 +46,28 @@ double normalise(std::vector<double>& v) {
   return norm;
 }
 
-// sum row[c] * v[c] in double, over eight independent partial sums: a single running sum is one
-// long chain of dependent adds (each waits for the last), which held a 128 x 128 estimate at
-// ~1.7 G multiply-adds a second; eight chains keep the adder busy and let the compiler use vectors.
-template <class T>
-double dot(const T* row, const double* v, std::int64_t n) {
-  constexpr std::int64_t kChains = 8;
-  double partial[kChains] = {};
-  std::int64_t c = 0;
-  for (; c + kChains <= n; c += kChains) {
-    for (std::int64_t k = 0; k < kChains; ++k) partial[k] += static_cast<double>(row[c + k]) * v[c + k];
+// W v and W^T u for a row-major matrix of T: f32 through the SIMD kernels (tfdebug/core/matvec.hpp),
+// f64 by plain loops.
+void times(const float* w, std::int64_t rows, std::int64_t cols, const double* v, double* u) {
+  matvec(w, rows, cols, v, u);
+}
+void times_transposed(const float* w, std::int64_t rows, std::int64_t cols, const double* u, double* v) {
+  matvec_transposed(w, rows, cols, u, v);
+}
+void times(const double* w, std::int64_t rows, std::int64_t cols, const double* v, double* u) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const double* row = w + r * cols;
+    double sum = 0;
+    for (std::int64_t c = 0; c < cols; ++c) sum += row[c] * v[c];
+    u[r] = sum;
   }
-  double sum = ((partial[0] + partial[1]) + (partial[2] + partial[3])) +
-               ((partial[4] + partial[5]) + (partial[6] + partial[7]));
-  for (; c < n; ++c) sum += static_cast<double>(row[c]) * v[c];
-  return sum;
+}
+void times_transposed(const double* w, std::int64_t rows, std::int64_t cols, const double* u, double* v) {
+  std::fill(v, v + cols, 0.0);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const double* row = w + r * cols;
+    for (std::int64_t c = 0; c < cols; ++c) v[c] += row[c] * u[r];
+  }
 }
 
 template <class T>
@@ -76,17 +84,12 @@ SpectralEstimate iterate(const T* w, std::int64_t rows, std::int64_t cols, doubl
   std::vector<double> u(static_cast<std::size_t>(rows));
   double sigma = 0;
   for (int it = 1; it <= options.max_iterations; ++it) {
-    for (std::int64_t r = 0; r < rows; ++r) u[std::size_t(r)] = dot(w + r * cols, v.data(), cols);
+    times(w, rows, cols, v.data(), u.data());
     if (normalise(u) == 0) {  // v is in W's null space: W is zero (or v was unlucky)
       result.iterations = it;
       break;
     }
-    std::fill(v.begin(), v.end(), 0.0);
-    for (std::int64_t r = 0; r < rows; ++r) {
-      const T* row = w + r * cols;
-      const double ur = u[std::size_t(r)];
-      for (std::int64_t c = 0; c < cols; ++c) v[std::size_t(c)] += static_cast<double>(row[c]) * ur;
-    }
+    times_transposed(w, rows, cols, u.data(), v.data());
     const double next = normalise(v);
     result.iterations = it;
     const bool converged = std::abs(next - sigma) <= options.tolerance * next;
@@ -112,12 +115,14 @@ SpectralEstimate estimate_spectral_norm(TensorView matrix, const SpectralOptions
   const std::int64_t rows = matrix.shape(0);
   const std::int64_t cols = rows == 0 ? 0 : matrix.numel() / rows;
   if (rows == 0 || cols == 0) return {};
-  // The Frobenius norm and the finiteness check come from the one stats kernel (L2 norm).
-  const Stats stats = compute_stats(matrix);
-  if (stats.nonfinite() > 0)
-    throw Error("spectral norm: the matrix " + matrix.describe() + " holds NaN or Inf");
-  const double frobenius = stats.l2;
+  // The Frobenius norm and the finiteness check in one pass (the range-and-L2 kernel).
+  const Extremes extremes = compute_range_l2(matrix);
+  if (extremes.nonfinite) throw Error("spectral norm: the matrix " + matrix.describe() + " holds NaN or Inf");
+  const double frobenius = extremes.l2;
   const DType work = matrix.dtype() == DType::f64 ? DType::f64 : DType::f32;
+  // A contiguous f32 matrix (every f32 weight of a model) is read where it is.
+  if (work == DType::f32 && matrix.dtype() == DType::f32 && matrix.is_contiguous())
+    return iterate(static_cast<const float*>(matrix.data()), rows, cols, frobenius, options);
   const Tensor copy = Tensor::copy_of(matrix, work);
   if (work == DType::f64) return iterate(copy.values<double>().data(), rows, cols, frobenius, options);
   return iterate(copy.values<float>().data(), rows, cols, frobenius, options);
