@@ -233,6 +233,37 @@ TEST(Rules, VanishingGradients) {
   EXPECT_TRUE(with_rule(findings, "exploding_gradients").empty());
 }
 
+// Note [A loss with nothing left to learn]: every layer's gradient 1000x below its history in a
+// step whose loss fell 2000x (an overconfident batch) vanished no more than the loss did; the
+// same fall with the loss where it was is reported, for each layer.
+TEST(Rules, GradientsFallingWithTheLossDoNotVanish) {
+  const auto run = [](double loss_at_event) {
+    Session session(testing::quiet_config());
+    for (std::int64_t step = 0; step < 40; ++step) {
+      session.begin_step(step);
+      const char* names[] = {"l0", "l1", "l2"};
+      for (int layer = 0; layer < 3; ++layer) {
+        std::vector<float> g = normal(100, 0.0f, 0.1f * float(layer + 1), std::uint32_t(step * 3 + layer));
+        if (step == 35)
+          for (float& x : g) x *= 1e-3f;
+        const std::string param = std::string(names[layer]) + ".weight";
+        session.observe(tensor(step, Role::gradient, names[layer], param, g, {10, 10}));
+      }
+      session.end_step(step, step == 35 ? loss_at_event : 0.01 + 0.001 * double(step % 3));
+    }
+    return session.findings();
+  };
+  const auto overconfident = run(5e-6);
+  EXPECT_TRUE(with_rule(overconfident, "vanishing_gradients").empty()) << testing::describe(overconfident);
+  const auto vanished = run(0.011);
+  const auto vanish = with_rule(vanished, "vanishing_gradients");
+  ASSERT_EQ(vanish.size(), 3u) << testing::describe(vanished);
+  for (const Finding& f : vanish) {
+    EXPECT_EQ(f.step, 35);
+    EXPECT_NEAR(f.evidence_value("ratio_to_history"), 1e-3, 5e-4);
+  }
+}
+
 TEST(Rules, SteadyGradientsAreSilent) {
   const auto findings = run_gradients(1.0, 12);
   EXPECT_TRUE(findings.empty()) << testing::describe(findings);
@@ -384,6 +415,26 @@ TEST(Rules, MiniBatchNoiseOnAPlateauIsNoSpike) {
     session.end_step(step, loss);  // 0.30 is z ~ 30 over the MAD, but 1.2x the median
   }
   EXPECT_TRUE(with_rule(session.findings(), "loss_spike").empty()) << testing::describe(session.findings());
+}
+
+// A converged loss is tiny: a hard batch 4x its median (z ~ 30) is a jump of 0.1% of the loss
+// the run started from, no spike (min_spike_share); the same batch on a loss that never fell is.
+TEST(Rules, AHardBatchAtAConvergedLossIsNoSpike) {
+  const auto run = [](double start) {
+    Session session(testing::quiet_config());
+    for (std::int64_t step = 0; step < 80; ++step) {
+      session.begin_step(step);
+      const double noise = 0.00002 * double((step * 7) % 5 - 2);
+      const double loss = step < 5 ? start : step == 70 ? 0.0016 : 0.0004 + noise;
+      session.end_step(step, loss);
+    }
+    return with_rule(session.findings(), "loss_spike");
+  };
+  EXPECT_TRUE(run(1.4).empty());
+  const auto spikes = run(0.0004);
+  ASSERT_EQ(spikes.size(), 1u);
+  EXPECT_EQ(spikes[0].step, 70);
+  EXPECT_NEAR(spikes[0].evidence_value("median"), 0.0004, 2e-5);
 }
 
 TEST(Rules, DivergenceBySustainedGrowth) {

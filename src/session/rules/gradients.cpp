@@ -34,6 +34,16 @@
 // and its first block's query and key gradients rise 11-13x above their history to 3-3.9x the
 // median layer. A hard batch, which is what lifts a converged layer's gradient, has a high loss,
 // and an explosion raises the loss with it.
+//
+// Note [A loss with nothing left to learn]
+// A gradient is the loss's: near a loss of 0, cross-entropy's gradient is about the loss itself.
+// A step whose loss fell 300x below its recent median (a learning rate 40x too high made an MLP
+// with tanh overconfident on its batch: loss 1.5e-5 against 0.005) has every layer's gradient
+// 500-1000x below its history, and nothing vanished: there was nothing left to learn. So a layer
+// is measured against its history scaled by the step's fall in loss (loss / the median of the
+// last history_length losses, at most 1): it vanished when its norm fell further than the loss.
+// A layer that vanishes while the loss stays (saturated or dead units upstream) is judged as
+// before; a loss of exactly 0 leaves no gradient to judge.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -97,7 +107,15 @@ class Gradients final : public Rule {
     if (layers_median > 0 && std::isfinite(layers_median)) medians_.push(layers_median);
     // Note [Catching up]: a step whose loss is the lowest of the run is one of a model learning.
     const bool learning = loss && lowest_loss_ && *loss < *lowest_loss_;
-    if (loss && std::isfinite(*loss)) lowest_loss_ = std::min(lowest_loss_.value_or(*loss), *loss);
+    // Note [A loss with nothing left to learn]: how far the loss fell below its recent median.
+    const double loss_fall = loss && std::isfinite(*loss) &&
+                                     losses_.size() >= std::size_t(rule_.min_history) && losses_.median() > 0
+                                 ? std::min(1.0, *loss / losses_.median())
+                                 : 1.0;
+    if (loss && std::isfinite(*loss)) {
+      lowest_loss_ = std::min(lowest_loss_.value_or(*loss), *loss);
+      losses_.push(*loss);
+    }
     std::sort(layers.begin(), layers.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     exploded_.clear();
     for (const auto& [layer, entry] : layers) {
@@ -120,8 +138,9 @@ class Gradients final : public Rule {
       const bool explode =
           (entry->above > 0 && (beyond_peak || entry->above >= rule_.explode_sustain) && !catching_up) ||
           (rule_.explode_vs_layers > 0 && to_layers > rule_.explode_vs_layers);
-      const bool vanish = (norm == 0 && (history_median > 0 || layers_median > 0)) ||
-                          to_history < rule_.vanish_ratio || to_layers < rule_.vanish_vs_layers;
+      const bool vanish = loss_fall > 0 &&
+                          ((norm == 0 && (history_median > 0 || layers_median > 0)) ||
+                           to_history < rule_.vanish_ratio * loss_fall || to_layers < rule_.vanish_vs_layers);
       if (explode || vanish) {
         Finding f = make_finding(explode ? "exploding_gradients" : "vanishing_gradients", Severity::warning,
                                  step, Phase::backward, layer, "");
@@ -223,6 +242,7 @@ class Gradients final : public Rule {
   KeyedState<Layer> layers_;
   Ring medians_{history_length_};      // the median layer's norm of the last history_length steps
   std::optional<double> lowest_loss_;  // the lowest finite loss of the run before this step
+  Ring losses_{history_length_};       // the finite losses of the last history_length steps
   std::vector<Finding> exploded_;      // this step's exploding layers (Note [One spike, one finding])
   static constexpr std::size_t kNamedLayers = 8;  // other layers named in the message
   std::vector<std::pair<std::string_view, Layer*>> step_layers_;

@@ -51,7 +51,8 @@ class Loss final : public Rule {
       const double mad = window_.median_absolute_deviation(median);
       if (mad > 0) z = (value - median) / (kMadToSigma * mad);
     }
-    const bool z_spike = z > rule_.max_z && value > rule_.min_spike_ratio * median;
+    const bool z_spike = z > rule_.max_z && value > rule_.min_spike_ratio * median &&
+                         value - median >= rule_.min_spike_share * max_loss_.value_or(0);
     if (spike_vs_max > rule_.spike_factor || z_spike) {
       Finding f = make_finding("loss_spike", Severity::warning, step, Phase::forward, "", "loss");
       f.message = "loss " + num(value) + " jumped: " +

@@ -158,6 +158,16 @@ class Nonfinite final : public Rule {
       f.suggestion =
           "the optimizer's own arithmetic made it: check its settings (an eps of 0 divides by a zero "
           "second moment, a learning rate or weight decay large enough to overflow) and its state";
+    } else if (o.resolve_input_kinds()->finite() && o.filled) {
+      // A NaN no tensor input held, written by an op that writes the values its caller gives it
+      // (x[i] = NAN is aten::fill_ on a view): the value came from the caller.
+      f.message = where(o.module, o.op) + " wrote " + kinds + " of " + std::to_string(s.count) +
+                  " values: it writes the value its caller gives it, and its tensor inputs were finite, "
+                  "so the caller passed NaN" +
+                  at_step(o.phase, o.step);
+      f.suggestion =
+          "look at the code that calls it and where its value comes from (a statistic of nothing: "
+          "0 / 0, the mean of an empty selection; a NaN used as a marker for missing data)";
     } else if (o.resolve_input_kinds()->finite()) {
       f.message = where(o.module, o.op) + " produced " + kinds + " of " + std::to_string(s.count) +
                   " values from finite inputs" + at_step(o.phase, o.step);

@@ -24,6 +24,10 @@ struct LossRule {
   // ... when the loss is also this many times the median: a loss that settled on a plateau has a
   // tiny MAD, and mini-batch noise there scores z > 6 without being a jump.
   double min_spike_ratio = 1.5;
+  // ... and when the jump (loss - median) is at least this share of the largest loss so far: a
+  // converged loss is tiny, and a hard batch lifting it from 0.0004 to 0.0016 (4x, z 10) undoes
+  // nothing of what training did (an MLP with LayerNorm and tanh whose loss fell from 1.4).
+  double min_spike_share = 0.05;
   int divergence_window = 10;  // median of this many recent losses ...
   // ... above factor x the lowest median of `window` losses so far: divergence (the lowest
   // median of divergence_window losses would be a run of lucky batches on a noisy task).
@@ -36,6 +40,7 @@ struct LossRule {
         .integer("min_window", &LossRule::min_window, Range::positive)
         .real("max_z", &LossRule::max_z, Range::positive)
         .real("min_spike_ratio", &LossRule::min_spike_ratio, Range::positive)
+        .real("min_spike_share", &LossRule::min_spike_share, Range::fraction)
         .integer("divergence_window", &LossRule::divergence_window, Range::positive)
         .real("divergence_factor", &LossRule::divergence_factor, Range::positive);
   }
