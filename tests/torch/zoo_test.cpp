@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "findings_text.hpp"
 #include "tfdebug/session/session.hpp"
 #include "tfdebug/torch/attach.hpp"
 #include "zoo.hpp"
@@ -34,6 +35,7 @@ using tfdebug::demo::ZooConfig;
 using tfdebug::demo::ZooFault;
 using tfdebug::demo::ZooModel;
 using tfdebug::demo::ZooTrainer;
+using tfdebug::testing::findings_text;
 
 constexpr std::int64_t kFaultStep = 20;
 
@@ -75,16 +77,6 @@ Trained train(const ZooConfig& config, Tier tier, std::int64_t steps, bool as_ca
   }
   out.summary = session.finish();
   return out;
-}
-
-std::string describe(const std::vector<Finding>& findings) {
-  std::string text;
-  for (const Finding& f : findings) {
-    text += "  " + std::string(tfdebug::severity_name(f.severity)) + " " + f.rule + " @" +
-            std::to_string(f.step) + " " + std::string(tfdebug::phase_name(f.phase)) + " '" + f.module +
-            "' " + f.op + ": " + f.message + "\n";
-  }
-  return text;
 }
 
 const Finding* first_of(const std::vector<Finding>& findings, const std::string& rule) {
@@ -135,7 +127,7 @@ TEST_P(Fault, IsNamedWhereItHappened) {
   if (read_samples(expected->rule)) options.watch_budget = 0;
   const Trained run = train(config, tier, kFaultStep + (dead ? 105 : 10), true, "", 0, options);
   const auto& findings = run.summary.findings;
-  SCOPED_TRACE(describe(findings));
+  SCOPED_TRACE(findings_text(findings));
   // The first non-finite finding must be the expected one; of other rules, one of the findings
   // (an overflow shows in every layer after the first).
   const Finding* f = first_of(findings, expected->rule);
@@ -228,7 +220,7 @@ TEST(ZooBudget, LastingFaultsAreSeenAtASample) {
     const std::int64_t window = expected->rule == "dead_units" ? 100 : 0;
     const Trained run =
         train(config, Tier::watch, kFaultStep + window + every_max + 1, true, expected->rule, kFaultStep);
-    SCOPED_TRACE(describe(run.summary.findings));
+    SCOPED_TRACE(findings_text(run.summary.findings));
     const Finding* f = first_of(run.summary.findings, expected->rule);
     ASSERT_NE(f, nullptr) << "no " << expected->rule << " finding";
     EXPECT_EQ(f->op, expected->op);
@@ -266,11 +258,11 @@ TEST(ZooMarkers, WatchEscalatesAndDiagnoseNamesTheProducer) {
   const Trained watch = train(config, Tier::watch, kFaultStep + 5, /*as_callable=*/false);
   EXPECT_EQ(watch.counters.replays, 0);
   const Finding* w = first_of(watch.summary.findings, "nonfinite");
-  ASSERT_NE(w, nullptr) << describe(watch.summary.findings);
+  ASSERT_NE(w, nullptr) << findings_text(watch.summary.findings);
   EXPECT_EQ(w->step, kFaultStep);
   const Trained diagnose = train(config, Tier::diagnose, kFaultStep + 5, /*as_callable=*/false);
   const Finding* d = first_of(diagnose.summary.findings, "nonfinite");
-  ASSERT_NE(d, nullptr) << describe(diagnose.summary.findings);
+  ASSERT_NE(d, nullptr) << findings_text(diagnose.summary.findings);
   EXPECT_EQ(d->op, "aten::log");
   EXPECT_EQ(d->step, kFaultStep);
 }
@@ -291,7 +283,7 @@ TEST_P(Healthy, StaysQuiet) {
       if (f.severity == Severity::warning) ++warnings;
     }
     EXPECT_EQ(run.counters.replays, 0);
-    text += describe(run.summary.findings);
+    text += findings_text(run.summary.findings);
   }
   EXPECT_LE(2 * warnings, seeds) << text;
 }
@@ -333,7 +325,7 @@ TEST(ZooHealthy, OneGradientSpikeIsOneFinding) {
   for (const Finding& f : run.summary.findings) {
     if (f.rule == "exploding_gradients") exploding.push_back(&f);
   }
-  ASSERT_EQ(exploding.size(), 1u) << describe(run.summary.findings);
+  ASSERT_EQ(exploding.size(), 1u) << findings_text(run.summary.findings);
   EXPECT_EQ(exploding[0]->step, 234);
   EXPECT_EQ(exploding[0]->evidence_value("layers_exploding"), 5.0);
   EXPECT_GT(exploding[0]->evidence_value("layers_median_rise"), 10.0);
