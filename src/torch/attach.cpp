@@ -237,7 +237,9 @@ void detail::AttachState::begin_pass(std::int64_t at, Tier pass_tier, bool repla
     if (!view) continue;
     p.value_finite = deliver({at, Phase::forward, Role::parameter, module_paths().name(p.module),
                               module_paths().name(p.name), *view, std::nullopt});
-    if (!replaying && options.track_updates && trackable(p.tensor)) {
+    // A frozen parameter (requires_grad false: a fine-tuned model's backbone) is not meant to
+    // move: its update of 0 would read as a layer that does not learn.
+    if (!replaying && options.track_updates && p.tensor.requires_grad() && trackable(p.tensor)) {
       copy_values(p.tensor, p.before);
       p.before_is_value = true;
     }

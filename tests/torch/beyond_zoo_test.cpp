@@ -1,14 +1,19 @@
 // The diagnosis on models that neither the demo nor the zoo (zoo_test.cpp) trains, written as a
 // user would: a two-layer LSTM with Adam and gradient clipping, a causal decoder block
 // (Embedding, MultiheadAttention with an additive -inf mask, LayerNorm, GELU) with AdamW and
-// gradient accumulation over two micro-batches, and an MLP with LayerNorm, dropout and tanh under
-// SGD with momentum and weight decay. Planted faults are named where they happened, in watch (with
-// Attachment::step's replay) and in diagnose; healthy runs stay quiet.
+// gradient accumulation over two micro-batches, an MLP with LayerNorm, dropout and tanh under
+// SGD with momentum and weight decay, a Conv1d + GroupNorm + SiLU + Conv1d + BatchNorm1d +
+// in-place ReLU Sequential with Adam, and a tied embedding with a frozen layer. Planted faults are
+// named where they happened, in watch (with Attachment::step's replay) and in diagnose; healthy
+// runs stay quiet.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 #include <torch/nn/functional/loss.h>
 #include <torch/nn/modules/activation.h>
+#include <torch/nn/modules/batchnorm.h>
+#include <torch/nn/modules/container/sequential.h>
+#include <torch/nn/modules/conv.h>
 #include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/linear.h>
@@ -24,6 +29,8 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <variant>
+#include <vector>
 
 #include "findings_text.hpp"
 #include "tfdebug/session/session.hpp"
@@ -35,7 +42,7 @@ using tfdebug::Finding;
 using tfdebug::Tier;
 using tfdebug::testing::findings_text;
 
-enum class Fault { none, input_nan, domain, param_nan, lr_jump };
+enum class Fault { none, input_nan, domain, param_nan, lr_jump, exp_overflow, dead_channels };
 
 struct LstmNet : ::torch::nn::Module {
   LstmNet()
@@ -75,6 +82,34 @@ struct TanhNet : ::torch::nn::Module {
   ::torch::nn::Linear fc2, fc3;
 };
 
+// Conv1d + GroupNorm + SiLU + Conv1d + BatchNorm1d + in-place ReLU, in a Sequential.
+struct ConvNet : ::torch::nn::Module {
+  ConvNet()
+      : body(register_module(
+            "body",
+            ::torch::nn::Sequential(
+                ::torch::nn::Conv1d(::torch::nn::Conv1dOptions(2, 16, 5).padding(2)),
+                ::torch::nn::GroupNorm(::torch::nn::GroupNormOptions(4, 16)), ::torch::nn::SiLU(),
+                ::torch::nn::Conv1d(::torch::nn::Conv1dOptions(16, 16, 5).padding(2)),
+                ::torch::nn::BatchNorm1d(16), ::torch::nn::ReLU(::torch::nn::ReLUOptions().inplace(true))))),
+        head(register_module("head", ::torch::nn::Linear(16, 3))) {}
+  ::torch::nn::Sequential body;
+  ::torch::nn::Linear head;
+};
+
+// An embedding whose matrix is also the output layer (tied), a residual tanh layer, and a frozen
+// layer (requires_grad false), under SGD with momentum.
+struct TiedNet : ::torch::nn::Module {
+  TiedNet()
+      : embed(register_module("embed", ::torch::nn::Embedding(20, 24))),
+        mix(register_module("mix", ::torch::nn::Linear(24, 24))),
+        frozen(register_module("frozen", ::torch::nn::Linear(24, 24))) {
+    for (auto& p : frozen->parameters()) p.set_requires_grad(false);
+  }
+  ::torch::nn::Embedding embed;
+  ::torch::nn::Linear mix, frozen;
+};
+
 struct Trained {
   std::vector<Finding> findings;
   std::int64_t replays = 0;
@@ -89,13 +124,14 @@ const Finding* first_of(const std::vector<Finding>& findings, const std::string&
 
 Trained drive(::torch::nn::Module& model, Tier tier, std::int64_t steps,
               const std::function<double(std::int64_t)>& step_fn,
-              const std::function<void(std::int64_t)>& before = {}) {
+              const std::function<void(std::int64_t)>& before = {},
+              const tfdebug::torch::AttachOptions& options = {}) {
   tfdebug::RunConfig run;
   run.tier = tier;
   tfdebug::Session session(run);
   Trained out;
   {
-    auto debug = tfdebug::torch::attach(session, model);
+    auto debug = tfdebug::torch::attach(session, model, options);
     for (std::int64_t step = 0; step < steps; ++step) {
       if (before) before(step);
       debug.step(step, [&] { return step_fn(step); });
@@ -193,6 +229,61 @@ Trained tanh_mlp(std::uint64_t seed, Fault fault, Tier tier, std::int64_t steps)
   });
 }
 
+// Three kinds of waves in one channel beside noise in another; three classes.
+Trained conv(std::uint64_t seed, Fault fault, Tier tier, std::int64_t steps,
+             const tfdebug::torch::AttachOptions& options = {}) {
+  at::set_num_threads(1);
+  ::torch::manual_seed(seed);
+  ConvNet net;
+  ::torch::optim::Adam opt(net.parameters(), ::torch::optim::AdamOptions(3e-3));
+  const auto frequencies = ::torch::tensor({0.1f, 0.3f, 0.6f});
+  const auto t = ::torch::arange(48).to(at::kFloat);
+  return drive(
+      net, tier, steps,
+      [&](std::int64_t step) {
+        auto y = ::torch::randint(0, 3, {32});
+        auto phase = ::torch::rand({32, 1}) * 6;
+        auto wave = ::torch::sin(frequencies.index_select(0, y).unsqueeze(1) * t.unsqueeze(0) + phase);
+        auto x = ::torch::cat({wave.unsqueeze(1), ::torch::randn({32, 1, 48}) * 0.3}, 1);  // (N, C, L)
+        opt.zero_grad();
+        auto logits = net.head->forward(net.body->forward(x).mean(2));
+        if (fault == Fault::exp_overflow && step == 20) logits = ::torch::log(::torch::exp(logits * 200));
+        auto loss = ::torch::nn::functional::cross_entropy(logits, y);
+        loss.backward();
+        opt.step();
+        return loss.template item<double>();
+      },
+      [&](std::int64_t step) {
+        // Channels 3 and 9 of the BatchNorm before the ReLU shifted far below 0: dead from here.
+        if (fault == Fault::dead_channels && step == 20) {
+          const ::torch::NoGradGuard no_grad;
+          auto bias = net.body[4]->as<::torch::nn::BatchNorm1d>()->bias;
+          bias[3].fill_(-100);
+          bias[9].fill_(-100);
+        }
+      },
+      options);
+}
+
+// Tokens to the next token (mod 20) through the tied embedding.
+Trained tied(std::uint64_t seed, Fault /*fault*/, Tier tier, std::int64_t steps) {
+  at::set_num_threads(1);
+  ::torch::manual_seed(seed);
+  TiedNet net;
+  ::torch::optim::SGD opt(net.parameters(), ::torch::optim::SGDOptions(0.1).momentum(0.9));
+  return drive(net, tier, steps, [&](std::int64_t /*step*/) {
+    auto tokens = ::torch::randint(0, 20, {64});
+    opt.zero_grad();
+    auto e = net.embed->forward(tokens);
+    auto h = e + ::torch::tanh(net.mix->forward(e)) + 0.1 * net.frozen->forward(e);
+    auto logits = ::torch::matmul(h, net.embed->weight.t());
+    auto loss = ::torch::nn::functional::cross_entropy(logits, (tokens + 1).remainder(20));
+    loss.backward();
+    opt.step();
+    return loss.template item<double>();
+  });
+}
+
 using Maker = Trained (*)(std::uint64_t, Fault, Tier, std::int64_t);
 
 // The run's first nonfinite finding, checked to name `op` in `module` at `step`; nullptr (and a
@@ -266,6 +357,44 @@ TEST_P(Faults, AnOverconfidentStepIsNoVanishing) {
   }
 }
 
+// exp overflowing to +Inf, then a NaN from it in the loss: the Inf's producer is the first.
+TEST_P(Faults, ConvExpOverflowIsTheInfinitysProducer) {
+  const Trained run = conv(1, Fault::exp_overflow, GetParam(), 24);
+  const Finding* f = first_nonfinite(run, "aten::exp", "", 20);
+  ASSERT_NE(f, nullptr);
+  EXPECT_GT(f->evidence_value("pos_inf"), 0);
+  EXPECT_EQ(f->evidence_value("producer"), 1);
+}
+
+// Dead channels of a Conv1d stack (NCL: the units are dimension 1) behind an in-place ReLU in a
+// Sequential: the op is aten::relu_, in the Sequential (the ReLU module has no parameter to place
+// it by). Watch on the fixed schedule, which samples every 10th step (Note [Watch budget]).
+TEST_P(Faults, DeadChannelsBehindAnInPlaceRelu) {
+  tfdebug::torch::AttachOptions options;
+  options.watch_budget = 0;
+  const Trained run = conv(1, Fault::dead_channels, GetParam(), 125, options);
+  const Finding* f = first_of(run.findings, "dead_units");
+  ASSERT_NE(f, nullptr) << findings_text(run.findings);
+  EXPECT_EQ(f->op, "aten::relu_");
+  EXPECT_EQ(f->module, "body");
+  // 100 steps (the window) after the last step they were seen active: 19, or watch's sample 10.
+  EXPECT_EQ(f->step, GetParam() == Tier::watch ? 110 : 119);
+  const auto* which = f->find_evidence("dead_units");
+  ASSERT_NE(which, nullptr);
+  EXPECT_EQ(std::get<std::vector<std::int64_t>>(*which), (std::vector<std::int64_t>{3, 9})) << f->message;
+  EXPECT_NE(f->message.find("2 of 16 channels"), std::string::npos) << f->message;
+}
+
+// A frozen layer (requires_grad false) does not move: no update of 0 read as a layer that does
+// not learn (update_ratio warned from step 19 in diagnose before the adapter skipped them).
+TEST_P(Faults, FrozenParametersHaveNoUpdate) {
+  const Trained run = tied(1, Fault::none, GetParam(), GetParam() == Tier::watch ? 300 : 60);
+  for (const Finding& f : run.findings) {
+    EXPECT_NE(f.module, "frozen") << f.message;
+    EXPECT_NE(f.severity, tfdebug::Severity::error) << f.message;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(BeyondZoo, Faults, ::testing::Values(Tier::watch, Tier::diagnose),
                          [](const ::testing::TestParamInfo<Tier>& param) {
                            return std::string(param.param == Tier::watch ? "watch" : "diagnose");
@@ -273,7 +402,10 @@ INSTANTIATE_TEST_SUITE_P(BeyondZoo, Faults, ::testing::Values(Tier::watch, Tier:
 
 // 300 healthy steps of each model, two seeds, in watch: no error, at most one warning in two runs.
 TEST(BeyondZoo, HealthyRunsStayQuiet) {
-  for (Maker make : {&lstm, &decoder, &tanh_mlp}) {
+  const Maker conv_default = [](std::uint64_t seed, Fault fault, Tier tier, std::int64_t steps) {
+    return conv(seed, fault, tier, steps);
+  };
+  for (Maker make : {&lstm, &decoder, &tanh_mlp, conv_default}) {
     std::int64_t warnings = 0;
     std::string text;
     for (std::uint64_t seed : {1, 2}) {

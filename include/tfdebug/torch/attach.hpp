@@ -67,7 +67,8 @@ namespace tfdebug::torch {
 struct AttachOptions {
   // Record each floating-point parameter's value at step_begin so that step_end can observe
   // the update (new - old) with Role::update. Costs one copy of the parameters per step, in
-  // time and in memory (step_end turns the copy into the update in place).
+  // time and in memory (step_end turns the copy into the update in place). Parameters that do
+  // not require a gradient (frozen) have no update.
   bool track_updates = true;
   // Tier watch observes every gradient every step (the gradient rules judge each layer against
   // its recent steps), and samples the rest of a step (every parameter and its update, the
