@@ -24,6 +24,7 @@
 #include <torch/optim/adamw.h>
 #include <torch/optim/sgd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -42,7 +43,7 @@ using tfdebug::Finding;
 using tfdebug::Tier;
 using tfdebug::testing::findings_text;
 
-enum class Fault { none, input_nan, domain, param_nan, lr_jump, exp_overflow, dead_channels };
+enum class Fault { none, input_nan, domain, param_nan, lr_jump, exp_overflow, dead_channels, where_trap };
 
 struct LstmNet : ::torch::nn::Module {
   LstmNet()
@@ -223,6 +224,13 @@ Trained tanh_mlp(std::uint64_t seed, Fault fault, Tier tier, std::int64_t steps)
     if (fault == Fault::domain && step == 20) g = ::torch::log(g);
     h = ::torch::tanh(g);
     auto loss = ::torch::nn::functional::cross_entropy(net.fc3->forward(h), y);
+    if (fault == Fault::where_trap && step == 20) {
+      // An entropy bonus over normalised ReLU activations, with its zeros masked out by where:
+      // forward finite, but log's backward at p = 0 is 0 / 0.
+      auto p = ::torch::relu(g);
+      p = p / (p.sum(1, true) + 1e-6);
+      loss = loss - 0.01 * ::torch::where(p > 0, p * ::torch::log(p), ::torch::zeros_like(p)).sum(1).mean();
+    }
     loss.backward();
     opt.step();
     return loss.template item<double>();
@@ -393,6 +401,25 @@ TEST_P(Faults, FrozenParametersHaveNoUpdate) {
     EXPECT_NE(f.module, "frozen") << f.message;
     EXPECT_NE(f.severity, tfdebug::Severity::error) << f.message;
   }
+}
+
+// where(p > 0, p * log(p), 0), the NaN-gradient trap: the forward's -Inf and NaN are masked, the
+// loss is finite, and the gradients are NaN: made in backward, by log's 0 / 0 at p = 0. Watch
+// replays the step and names it there; the forward's -Inf (log(0)) comes first.
+TEST_P(Faults, TheWhereTrapIsNamedInBackward) {
+  const Trained run = tanh_mlp(1, Fault::where_trap, GetParam(), 22);
+  const Finding* first = first_nonfinite(run, "aten::log", "", 20);
+  ASSERT_NE(first, nullptr);
+  EXPECT_GT(first->evidence_value("neg_inf"), 0);
+  const auto backward = std::find_if(run.findings.begin(), run.findings.end(), [](const Finding& f) {
+    return f.rule == "nonfinite" && f.phase == tfdebug::Phase::backward;
+  });
+  ASSERT_NE(backward, run.findings.end()) << findings_text(run.findings);
+  EXPECT_EQ(backward->op, "aten::div");
+  EXPECT_EQ(backward->step, 20);
+  EXPECT_EQ(backward->evidence_value("producer"), 1);
+  EXPECT_NE(backward->message.find("from finite inputs"), std::string::npos) << backward->message;
+  EXPECT_EQ(run.replays, GetParam() == Tier::watch ? 1 : 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(BeyondZoo, Faults, ::testing::Values(Tier::watch, Tier::diagnose),
