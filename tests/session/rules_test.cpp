@@ -516,6 +516,31 @@ TEST(Rules, UpdateRatioOutOfRange) {
   EXPECT_EQ(ratio[2].evidence_value("steps_outside"), 10);
 }
 
+// Note [A weight that learned]: a cosine schedule's last steps move a weight by 1e-7 of it, after
+// 40 steps at 1e-3: no finding. A weight at 1e-7 from its first step is reported.
+TEST(Rules, UpdateRatioOfADecayedLearningRateIsNoFinding) {
+  Session session(testing::quiet_config());
+  const std::vector<float> w = normal(64, 0.0f, 0.1f, 1);
+  const auto scaled = [&](float factor) {
+    std::vector<float> u = w;
+    for (float& x : u) x *= factor;
+    return u;
+  };
+  for (std::int64_t step = 0; step < 60; ++step) {
+    session.begin_step(step);
+    const float decayed = step < 40 ? 1e-3f : 1e-7f;
+    session.observe(tensor(step, Role::parameter, "a", "a.weight", w, {8, 8}));
+    session.observe(tensor(step, Role::update, "a", "a.weight", scaled(decayed), {8, 8}));
+    session.observe(tensor(step, Role::parameter, "b", "b.weight", w, {8, 8}));
+    session.observe(tensor(step, Role::update, "b", "b.weight", scaled(1e-7f), {8, 8}));
+    session.end_step(step, std::nullopt);
+  }
+  const auto ratio = with_rule(session.findings(), "update_ratio");
+  ASSERT_EQ(ratio.size(), 1u) << testing::describe(session.findings());
+  EXPECT_EQ(ratio[0].op, "b.weight");
+  EXPECT_EQ(ratio[0].step, 19);
+}
+
 TEST(Rules, InitScaleAndDrift) {
   Session session(testing::quiet_config());
   // fan_in 64: std 1/8 gives scale 1 (healthy); std 5 gives 40 (too large at init). The first

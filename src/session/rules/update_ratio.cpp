@@ -4,6 +4,14 @@
 // row) after a warm-up (UpdateRatioRule::warmup: Adam's and RMSprop's first steps are large by
 // construction), or at once on any step, warm-up included, above immediate_ratio (the first
 // update observed: above first_update_factor times it).
+//
+// Note [A weight that learned]
+// Below min_ratio is reported only for a weight whose updates never reached it: one that has
+// not moved since it was first observed (a learning rate far too low, a parameter the optimizer
+// does not hold). A weight that learned and whose updates then shrank had its learning rate
+// decayed (a cosine schedule ends at 0: a causal decoder under AdamW fell below 1e-5 in its last
+// 10-30 of 300 steps, five warnings a run) or its gradient vanish, which vanishing_gradients
+// reports from the gradient itself.
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -49,7 +57,9 @@ class UpdateRatio final : public Rule {
     for (Pair* pair : pairs) {
       const double ratio = *pair->update / *pair->weight;
       ++pair->steps;
-      const bool outside = ratio < rule_.min_ratio || ratio > rule_.max_ratio;
+      // Note [A weight that learned]: too small only while it never moved more.
+      if (ratio >= rule_.min_ratio) pair->learned = true;
+      const bool outside = (ratio < rule_.min_ratio && !pair->learned) || ratio > rule_.max_ratio;
       const bool warming_up = pair->steps <= rule_.warmup;
       // RMSprop's first update moves every entry by 1/sqrt(1 - alpha) = 10 learning rates
       // (its second moment holds 1% of one squared gradient), the next ones by 7, 5.8, ...
@@ -104,6 +114,7 @@ class UpdateRatio final : public Rule {
     std::int64_t steps = 0;                // steps with both, so far (UpdateRatioRule::warmup)
     std::int64_t outside = 0;              // steps in a row outside the band
     std::int64_t outside_since = 0;        // the first of them
+    bool learned = false;                  // a ratio of min_ratio or more was seen
   };
   UpdateRatioRule rule_;
   KeyedState<Pair> pairs_;

@@ -13,7 +13,7 @@ namespace tfdebug {
 struct UpdateRatioRule {
   static constexpr std::string_view kSection = "update_ratio";
   bool enabled = true;
-  double min_ratio = 1e-5;  // ||update|| / ||parameter|| below this: not learning
+  double min_ratio = 1e-5;  // ||update|| / ||parameter|| below this, and never above: not learning
   double max_ratio = 1e-1;  // above this: learning rate too high (CS231n: ~1e-3 is healthy)
   // A weight's first updates are judged only against immediate_ratio: Adam's and RMSprop's first steps divide
   // by a second moment built from one or two gradients, so every entry moves by about the learning rate
