@@ -1,8 +1,12 @@
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
 
 #include "session_test_util.hpp"
 #include "tfdebug/core/error.hpp"
+#include "tfdebug/session/rule_registry.hpp"
 #include "tfdebug/session/rules/headroom.hpp"
 
 namespace tfdebug {
@@ -158,6 +162,30 @@ TEST(RunConfig, ValidateInCode) {
   RunConfig d;
   d.flight_recorder_after = d.flight_recorder_steps;
   EXPECT_THROW(d.validate(), Error);
+}
+
+// docs/live-debugging.md lists every built-in rule's section and keys ("Rule sections and keys"):
+// a key added to a rule and not to the page fails here.
+TEST(RunConfig, TheDocsNameEveryRuleKey) {
+  std::ifstream in(std::string(TFDEBUG_SOURCE_DIR) + "/docs/live-debugging.md");
+  ASSERT_TRUE(in) << "docs/live-debugging.md";
+  const std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto begin = page.find("Rule sections and keys:");
+  ASSERT_NE(begin, std::string::npos);
+  std::string list = page.substr(begin, page.find("A rule a", begin) - begin);
+  std::replace(list.begin(), list.end(), '\n', ' ');
+  for (const auto& rule : RuleRegistry::instance().rules()) {
+    const std::string opening = "`" + rule->section + "` (";
+    const auto at = list.find(opening);
+    ASSERT_NE(at, std::string::npos) << "no section " << rule->section;
+    // The keys: up to the parenthesis that closes the section's.
+    std::size_t end = at + opening.size();
+    for (int depth = 1; end < list.size() && depth > 0; ++end)
+      depth += list[end] == '(' ? 1 : list[end] == ')' ? -1 : 0;
+    const std::string keys = list.substr(at, end - at);
+    for (const SettingKey& key : rule->keys)
+      EXPECT_NE(keys.find("`" + key.name + "`"), std::string::npos) << rule->section << "." << key.name;
+  }
 }
 
 }  // namespace
