@@ -437,6 +437,23 @@ TEST(Rules, AHardBatchAtAConvergedLossIsNoSpike) {
   EXPECT_NEAR(spikes[0].evidence_value("median"), 0.0004, 2e-5);
 }
 
+// Note [A loss below 0]: a loss around -2 (a Gaussian negative log-likelihood): a batch 0.1 above
+// its median is noise however large its z-score; one 1.5 above it is a spike, said in those terms.
+TEST(Rules, ASpikeOfANegativeLoss) {
+  Session session(testing::quiet_config());
+  for (std::int64_t step = 0; step < 80; ++step) {
+    session.begin_step(step);
+    const double noise = 0.01 * double((step * 7) % 5 - 2);
+    session.end_step(step, step == 55 ? -1.9 : step == 70 ? -0.5 : -2.0 + noise);
+  }
+  const auto spikes = with_rule(session.findings(), "loss_spike");
+  ASSERT_EQ(spikes.size(), 1u) << testing::describe(session.findings());
+  EXPECT_EQ(spikes[0].step, 70);
+  EXPECT_NE(spikes[0].message.find("loss -0.5 jumped: 1.5 above the median, -2, robust z-score"),
+            std::string::npos)
+      << spikes[0].message;
+}
+
 TEST(Rules, DivergenceBySustainedGrowth) {
   Session session(testing::quiet_config());
   // Falls from 3 to ~1, then grows 15% a step: the 10-step median passes 3x its best.

@@ -3,9 +3,9 @@
 // (Embedding, MultiheadAttention with an additive -inf mask, LayerNorm, GELU) with AdamW and
 // gradient accumulation over two micro-batches, an MLP with LayerNorm, dropout and tanh under
 // SGD with momentum and weight decay, a Conv1d + GroupNorm + SiLU + Conv1d + BatchNorm1d +
-// in-place ReLU Sequential with Adam, and a tied embedding with a frozen layer. Planted faults are
-// named where they happened, in watch (with Attachment::step's replay) and in diagnose; healthy
-// runs stay quiet.
+// in-place ReLU Sequential with Adam, a tied embedding with a frozen layer, and a Gaussian
+// negative log-likelihood regression (a loss below 0). Planted faults are named where they
+// happened, in watch (with Attachment::step's replay) and in diagnose; healthy runs stay quiet.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <gtest/gtest.h>
@@ -110,6 +110,16 @@ struct TiedNet : ::torch::nn::Module {
   }
   ::torch::nn::Embedding embed;
   ::torch::nn::Linear mix, frozen;
+};
+
+// A regression that predicts a mean and a log-variance, trained on the Gaussian negative
+// log-likelihood: a loss that goes below 0 as the variance shrinks.
+struct GaussianNet : ::torch::nn::Module {
+  GaussianNet()
+      : fc1(register_module("fc1", ::torch::nn::Linear(4, 32))),
+        mean(register_module("mean", ::torch::nn::Linear(32, 1))),
+        log_variance(register_module("log_variance", ::torch::nn::Linear(32, 1))) {}
+  ::torch::nn::Linear fc1, mean, log_variance;
 };
 
 struct Trained {
@@ -301,6 +311,26 @@ Trained tied(std::uint64_t seed, Fault /*fault*/, Tier tier, std::int64_t steps)
   });
 }
 
+Trained gaussian_nll(std::uint64_t seed, Tier tier, std::int64_t steps, double& last_loss) {
+  at::set_num_threads(1);
+  ::torch::manual_seed(seed);
+  GaussianNet net;
+  ::torch::optim::Adam opt(net.parameters(), ::torch::optim::AdamOptions(3e-3));
+  const auto w = ::torch::randn({4, 1});
+  return drive(net, tier, steps, [&](std::int64_t /*step*/) {
+    auto x = ::torch::randn({64, 4});
+    auto y = ::torch::matmul(x, w) + 0.05 * ::torch::randn({64, 1});
+    opt.zero_grad();
+    auto h = ::torch::relu(net.fc1->forward(x));
+    auto v = net.log_variance->forward(h);
+    auto loss = (0.5 * (v + (y - net.mean->forward(h)).pow(2) / ::torch::exp(v))).mean();
+    loss.backward();
+    opt.step();
+    last_loss = loss.template item<double>();
+    return last_loss;
+  });
+}
+
 using Maker = Trained (*)(std::uint64_t, Fault, Tier, std::int64_t);
 
 // The run's first nonfinite finding, checked to name `op` in `module` at `step`; nullptr (and a
@@ -442,6 +472,19 @@ INSTANTIATE_TEST_SUITE_P(BeyondZoo, Faults, ::testing::Values(Tier::watch, Tier:
 TEST(BeyondZoo, AScheduledLearningRateStaysQuiet) {
   const Trained run = decoder(1, Fault::none, Tier::diagnose, 300, /*schedule=*/true);
   EXPECT_TRUE(run.findings.empty()) << findings_text(run.findings);
+}
+
+// Note [A loss below 0] (src/session/rules/loss.cpp): the Gaussian NLL goes from ~2 to ~-1.6;
+// one batch jumps 0.9 above a median of -1.73 (z 9), said as such, not as "0.48x the median".
+TEST(BeyondZoo, ASpikeOfALossBelowZeroIsSaidInItsTerms) {
+  double last_loss = 0;
+  const Trained run = gaussian_nll(1, Tier::watch, 400, last_loss);
+  EXPECT_LT(last_loss, 0);
+  const Finding* spike = first_of(run.findings, "loss_spike");
+  ASSERT_NE(spike, nullptr) << findings_text(run.findings);
+  EXPECT_LT(spike->evidence_value("median"), 0);
+  EXPECT_NE(spike->message.find(" above the median, -"), std::string::npos) << spike->message;
+  EXPECT_EQ(spike->message.find("x the median"), std::string::npos) << spike->message;
 }
 
 TEST(BeyondZoo, HealthyRunsStayQuiet) {

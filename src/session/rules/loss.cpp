@@ -1,6 +1,14 @@
 // Rules loss_spike and divergence (docs/rules.md): the step's loss against the largest so far and
 // a robust z-score over a window; a non-finite loss; a median of recent losses far above the
 // lowest the loss settled at.
+//
+// Note [A loss below 0]
+// A Gaussian negative log-likelihood, an ELBO, a policy-gradient objective go below 0 as they
+// learn (a heteroscedastic regression: 2.1 to -2.2 in 400 steps). "1.5x the median" means nothing
+// for a median of -1.7 (a batch at -0.83 read as "0.48x the median"), so for a median at or below
+// 0 the z-scored jump must be (min_spike_ratio - 1) times the median's size, and the share of the
+// largest loss becomes a share of the run's range (the largest loss less the lowest, when that
+// went below 0); the message says how far above the median the loss went.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -51,16 +59,24 @@ class Loss final : public Rule {
       const double mad = window_.median_absolute_deviation(median);
       if (mad > 0) z = (value - median) / (kMadToSigma * mad);
     }
-    const bool z_spike = z > rule_.max_z && value > rule_.min_spike_ratio * median &&
-                         value - median >= rule_.min_spike_share * max_loss_.value_or(0);
+    // Note [A loss below 0]: the ratios hold for a positive median; below, the same jump in
+    // units of the median's size, and the share of the run's range.
+    const double jump = value - median;
+    const bool positive = median > 0;
+    const bool far_enough = positive ? value > rule_.min_spike_ratio * median
+                                     : jump > (rule_.min_spike_ratio - 1) * std::abs(median);
+    const double range = max_loss_ ? *max_loss_ - std::min(0.0, *min_loss_) : 0.0;
+    const bool z_spike = z > rule_.max_z && far_enough && jump >= rule_.min_spike_share * range;
     if (spike_vs_max > rule_.spike_factor || z_spike) {
       Finding f = make_finding("loss_spike", Severity::warning, step, Phase::forward, "", "loss");
-      f.message = "loss " + num(value) + " jumped: " +
-                  (spike_vs_max > rule_.spike_factor
-                       ? num(spike_vs_max) + "x the largest loss so far"
-                       : num(value / median) + "x the median, robust z-score " + num(z) + " over the last " +
-                             std::to_string(window_.size()) + " steps") +
-                  at_step(Phase::forward, step);
+      const std::string against =
+          positive ? num(value / median) + "x the median" : num(jump) + " above the median, " + num(median);
+      f.message =
+          "loss " + num(value) + " jumped: " +
+          (spike_vs_max > rule_.spike_factor ? num(spike_vs_max) + "x the largest loss so far"
+                                             : against + ", robust z-score " + num(z) + " over the last " +
+                                                   std::to_string(window_.size()) + " steps") +
+          at_step(Phase::forward, step);
       f.suggestion =
           "look at this step's batch and the gradient findings; clip gradients or lower "
           "the learning rate";
@@ -69,12 +85,13 @@ class Loss final : public Rule {
                     {"ratio_to_max", spike_vs_max},
                     {"median", median},
                     {"z", z}};
-      f.magnitude = median > 0 ? value / median : spike_vs_max;
+      f.magnitude = positive ? value / median : std::isnan(spike_vs_max) ? z : spike_vs_max;
       out.emit(std::move(f));
     }
     window_.push(value);
     recent_.push(value);
     max_loss_ = std::max(max_loss_.value_or(value), value);
+    min_loss_ = std::min(min_loss_.value_or(value), value);
     if (!recent_.full()) return;
     // The recent median against the lowest the loss has settled at: the median of up to `window`
     // steps, not of `divergence_window`, whose lowest is a run of lucky batches on a noisy task.
@@ -99,6 +116,7 @@ class Loss final : public Rule {
   Ring window_;
   Ring recent_;
   std::optional<double> max_loss_;
+  std::optional<double> min_loss_;
   std::optional<double> best_settled_;  // the lowest median of window_ so far
 };
 
