@@ -476,38 +476,70 @@ TEST(Rules, DivergenceBySustainedGrowth) {
   EXPECT_GT(divergence[0].step, 20);
 }
 
+// Note [A loss that climbs back]: a loss that fell from 2 to -1.5 and then climbs at 0.05 a step
+// diverges once its recent median has given back half its fall. Quiet: the same climb stopped at
+// -1.2 (a tenth of the fall), and a loss that started at -1.5 and climbs to -1.3, within its
+// batches' noise of +-0.3.
+TEST(Rules, DivergenceOfALossBelowZero) {
+  const auto run = [](double start, double to) {
+    Session session(testing::quiet_config());
+    double mean = start;
+    for (std::int64_t step = 0; step < 200; ++step) {
+      session.begin_step(step);
+      mean = step < 50    ? std::max(-1.5, start - 0.07 * double(step))
+             : step < 120 ? -1.5
+                          : std::min(to, mean + 0.05);
+      const double noise = 0.15 * double((step * 7) % 5 - 2);
+      session.end_step(step, mean + noise);
+    }
+    return with_rule(session.findings(), "divergence");
+  };
+  const auto climbing = run(2.0, 10.0);
+  ASSERT_EQ(climbing.size(), 1u) << testing::describe(climbing);
+  EXPECT_EQ(climbing[0].severity, Severity::warning);
+  EXPECT_LT(climbing[0].evidence_value("best_median"), -1.0);
+  EXPECT_GT(climbing[0].evidence_value("given_back"), 0.5);
+  EXPECT_GT(climbing[0].step, 120);
+  EXPECT_NE(climbing[0].message.find(" of its fall from "), std::string::npos) << climbing[0].message;
+  EXPECT_TRUE(run(2.0, -1.2).empty()) << testing::describe(run(2.0, -1.2));
+  EXPECT_TRUE(run(-1.5, -1.3).empty()) << testing::describe(run(-1.5, -1.3));
+}
+
+// An update of `factor` times the weight `w`: its update ratio is |factor|.
+std::vector<float> scaled(std::vector<float> w, float factor) {
+  for (float& x : w) x *= factor;
+  return w;
+}
+
 // After the warm-up (10 steps), an update ratio outside [1e-5, 0.1] three steps in a row, or
 // above 1 once (10 at the first update), is reported. Every step alternates the full statistics and the
 // one-pass summary with the norm (Note [Light outputs]): the same findings.
 TEST(Rules, UpdateRatioOutOfRange) {
   Session session(testing::quiet_config());
   const std::vector<float> w = normal(64, 0.0f, 0.1f, 1);
-  const auto scaled = [&](float factor) {
-    std::vector<float> u = w;
-    for (float& x : u) x *= factor;
-    return u;
-  };
   for (std::int64_t step = 0; step < 22; ++step) {
     session.begin_step(step);
     // a: Adam's first steps (0.3), then healthy, then 2x the weight at step 14.
     const float a = step < 3 ? 0.3f : step == 14 ? 2.0f : 1e-3f;
     session.observe(tensor(step, Role::parameter, "a", "a.weight", w, {8, 8}));
-    session.observe(tensor(step, Role::update, "a", "a.weight", scaled(a), {8, 8}));
+    session.observe(tensor(step, Role::update, "a", "a.weight", scaled(w, a), {8, 8}));
     // b: not learning from the start: reported at step 19, its tenth step after the warm-up.
     session.observe(tensor(step, Role::parameter, "b", "b.weight", w, {8, 8}));
-    session.observe(tensor(step, Role::update, "b", "b.weight", scaled(1e-7f), {8, 8}));
+    session.observe(tensor(step, Role::update, "b", "b.weight", scaled(w, 1e-7f), {8, 8}));
     // c: healthy, with one noisy step at 0.15 after the warm-up.
     session.observe(tensor(step, Role::parameter, "c", "c.weight", w, {8, 8}));
-    session.observe(tensor(step, Role::update, "c", "c.weight", scaled(step == 12 ? 0.15f : 1e-3f), {8, 8}));
+    session.observe(
+        tensor(step, Role::update, "c", "c.weight", scaled(w, step == 12 ? 0.15f : 1e-3f), {8, 8}));
     // d: 3x the weight at step 1, inside the warm-up: above immediate_ratio, reported at once.
     session.observe(tensor(step, Role::parameter, "d", "d.weight", w, {8, 8}));
-    session.observe(tensor(step, Role::update, "d", "d.weight", scaled(step == 1 ? 3.0f : 1e-3f), {8, 8}));
+    session.observe(tensor(step, Role::update, "d", "d.weight", scaled(w, step == 1 ? 3.0f : 1e-3f), {8, 8}));
     // e: 5x the weight at its first update (RMSprop's first step at a high learning rate):
     // below first_update_factor x immediate_ratio, and healthy after it. f: 20x there, reported.
     session.observe(tensor(step, Role::parameter, "e", "e.weight", w, {8, 8}));
-    session.observe(tensor(step, Role::update, "e", "e.weight", scaled(step == 0 ? 5.0f : 1e-3f), {8, 8}));
+    session.observe(tensor(step, Role::update, "e", "e.weight", scaled(w, step == 0 ? 5.0f : 1e-3f), {8, 8}));
     session.observe(tensor(step, Role::parameter, "f", "f.weight", w, {8, 8}));
-    session.observe(tensor(step, Role::update, "f", "f.weight", scaled(step == 0 ? 20.0f : 1e-3f), {8, 8}));
+    session.observe(
+        tensor(step, Role::update, "f", "f.weight", scaled(w, step == 0 ? 20.0f : 1e-3f), {8, 8}));
     // A bias starting at ~0: excluded (rank 1), even with a huge ratio.
     session.observe(tensor(step, Role::parameter, "c", "c.bias", {1e-6f, 0.0f}, {2}));
     session.observe(tensor(step, Role::update, "c", "c.bias", {0.1f, 0.1f}, {2}));
@@ -538,18 +570,13 @@ TEST(Rules, UpdateRatioOutOfRange) {
 TEST(Rules, UpdateRatioOfADecayedLearningRateIsNoFinding) {
   Session session(testing::quiet_config());
   const std::vector<float> w = normal(64, 0.0f, 0.1f, 1);
-  const auto scaled = [&](float factor) {
-    std::vector<float> u = w;
-    for (float& x : u) x *= factor;
-    return u;
-  };
   for (std::int64_t step = 0; step < 60; ++step) {
     session.begin_step(step);
     const float decayed = step < 40 ? 1e-3f : 1e-7f;
     session.observe(tensor(step, Role::parameter, "a", "a.weight", w, {8, 8}));
-    session.observe(tensor(step, Role::update, "a", "a.weight", scaled(decayed), {8, 8}));
+    session.observe(tensor(step, Role::update, "a", "a.weight", scaled(w, decayed), {8, 8}));
     session.observe(tensor(step, Role::parameter, "b", "b.weight", w, {8, 8}));
-    session.observe(tensor(step, Role::update, "b", "b.weight", scaled(1e-7f), {8, 8}));
+    session.observe(tensor(step, Role::update, "b", "b.weight", scaled(w, 1e-7f), {8, 8}));
     session.end_step(step, std::nullopt);
   }
   const auto ratio = with_rule(session.findings(), "update_ratio");

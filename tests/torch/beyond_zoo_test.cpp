@@ -311,15 +311,20 @@ Trained tied(std::uint64_t seed, Fault /*fault*/, Tier tier, std::int64_t steps)
   });
 }
 
-Trained gaussian_nll(std::uint64_t seed, Tier tier, std::int64_t steps, double& last_loss) {
+// From step `drift_from` on (when not negative) the targets' noise grows 3% a step: the data
+// drifts away from what the model learned, and its loss climbs back.
+Trained gaussian_nll(std::uint64_t seed, Tier tier, std::int64_t steps, double& last_loss,
+                     std::int64_t drift_from = -1) {
   at::set_num_threads(1);
   ::torch::manual_seed(seed);
   GaussianNet net;
   ::torch::optim::Adam opt(net.parameters(), ::torch::optim::AdamOptions(3e-3));
   const auto w = ::torch::randn({4, 1});
-  return drive(net, tier, steps, [&](std::int64_t /*step*/) {
+  return drive(net, tier, steps, [&](std::int64_t step) {
     auto x = ::torch::randn({64, 4});
-    auto y = ::torch::matmul(x, w) + 0.05 * ::torch::randn({64, 1});
+    const double noise =
+        0.05 * (drift_from >= 0 && step > drift_from ? std::pow(1.03, double(step - drift_from)) : 1.0);
+    auto y = ::torch::matmul(x, w) + noise * ::torch::randn({64, 1});
     opt.zero_grad();
     auto h = ::torch::relu(net.fc1->forward(x));
     auto v = net.log_variance->forward(h);
@@ -485,6 +490,24 @@ TEST(BeyondZoo, ASpikeOfALossBelowZeroIsSaidInItsTerms) {
   EXPECT_LT(spike->evidence_value("median"), 0);
   EXPECT_NE(spike->message.find(" above the median, -"), std::string::npos) << spike->message;
   EXPECT_EQ(spike->message.find("x the median"), std::string::npos) << spike->message;
+}
+
+// Note [A loss that climbs back] (src/session/rules/loss.cpp): the same regression whose
+// targets' noise grows from step 250 climbs from below 0 back above it; the healthy runs do not.
+TEST(BeyondZoo, ALossBelowZeroThatClimbsBackDiverges) {
+  double last_loss = 0;
+  const Trained drifting = gaussian_nll(1, Tier::watch, 400, last_loss, /*drift_from=*/250);
+  EXPECT_GT(last_loss, 0);
+  const Finding* divergence = first_of(drifting.findings, "divergence");
+  ASSERT_NE(divergence, nullptr) << findings_text(drifting.findings);
+  EXPECT_EQ(divergence->severity, tfdebug::Severity::warning);
+  EXPECT_LT(divergence->evidence_value("best_median"), 0);
+  EXPECT_GT(divergence->step, 250);
+  EXPECT_NE(divergence->message.find(" of its fall from "), std::string::npos) << divergence->message;
+  for (std::uint64_t seed : {1, 2, 3}) {
+    const Trained healthy = gaussian_nll(seed, Tier::watch, 400, last_loss);
+    EXPECT_EQ(first_of(healthy.findings, "divergence"), nullptr) << findings_text(healthy.findings);
+  }
 }
 
 TEST(BeyondZoo, HealthyRunsStayQuiet) {

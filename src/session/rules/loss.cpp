@@ -9,6 +9,15 @@
 // 0 the z-scored jump must be (min_spike_ratio - 1) times the median's size, and the share of the
 // largest loss becomes a share of the run's range (the largest loss less the lowest, when that
 // went below 0); the message says how far above the median the loss went.
+//
+// Note [A loss that climbs back]
+// "3x the lowest median" is divergence for a loss whose 0 is a perfect fit; a loss that goes below
+// 0 has no such 0 (a Gaussian NLL moves by log(sigma) with the units of its target), so the only
+// scale is the run's own: the loss diverges when its recent median has given back
+// `divergence_give_back` of what it fell (the highest median of `window` losses less the lowest)
+// and rose more than twice its batches' standard deviation around the lowest (a loss that barely
+// fell is not judged on its noise). A regression whose targets' noise grew 3% a step from step 250
+// climbed from a best median of -1.56 back to +1.56 and was never reported by the ratio.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -27,6 +36,9 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // 1.4826 * MAD estimates the standard deviation of normally distributed values.
 constexpr double kMadToSigma = 1.4826;
+// A loss at or below 0 diverges only by more than this many standard deviations of its batches:
+// the median of 10 normal values varies by about 0.4 sigma, so 2 sigma is 5 times that.
+constexpr double kNoiseSigmas = 2.0;
 
 class Loss final : public Rule {
  public:
@@ -97,16 +109,35 @@ class Loss final : public Rule {
     // steps, not of `divergence_window`, whose lowest is a run of lucky batches on a noisy task.
     const double recent = recent_.median();
     const double settled = window_.median();
-    if (!best_settled_ || settled < *best_settled_) best_settled_ = settled;
+    if (!best_settled_ || settled < *best_settled_) {
+      best_settled_ = settled;
+      best_sigma_ = kMadToSigma * window_.median_absolute_deviation(settled);
+    }
+    highest_settled_ = std::max(highest_settled_.value_or(settled), settled);
     const double best = *best_settled_;
-    if (best > 0 && recent > rule_.divergence_factor * best) {
+    const double rise = recent - best;
+    // Note [A loss that climbs back]: above 0, factor x the best; at or below 0, a share of what
+    // the loss fell, and more than the batches' noise around the best.
+    const double fell = *highest_settled_ - best;
+    const bool diverging =
+        best > 0 ? recent > rule_.divergence_factor * best
+                 : rise > rule_.divergence_give_back * fell && rise > kNoiseSigmas * best_sigma_;
+    if (diverging) {
       Finding f = make_finding("divergence", Severity::warning, step, Phase::forward, "", "loss");
+      const std::string against =
+          best > 0 ? num(recent / best) + "x the lowest median of " + std::to_string(rule_.window) +
+                         " steps (" + num(best) + ")"
+                   : num(rise) + " above the lowest median of " + std::to_string(rule_.window) + " steps (" +
+                         num(best) + "), " + num(rise / fell) + " of its fall from " + num(*highest_settled_);
       f.message = "the loss is diverging: the median of the last " + std::to_string(rule_.divergence_window) +
-                  " losses is " + num(recent) + ", " + num(recent / best) + "x the lowest median of " +
-                  std::to_string(rule_.window) + " steps (" + num(best) + ")" + at_step(Phase::forward, step);
+                  " losses is " + num(recent) + ", " + against + at_step(Phase::forward, step);
       f.suggestion = "lower the learning rate, add warmup, or clip gradients";
-      f.evidence = {{"recent_median", recent}, {"best_median", best}, {"ratio", recent / best}};
-      f.magnitude = recent / best;
+      f.evidence = {{"recent_median", recent},
+                    {"best_median", best},
+                    {"highest_median", *highest_settled_},
+                    {"ratio", best > 0 ? recent / best : kNaN},
+                    {"given_back", fell > 0 ? rise / fell : kNaN}};
+      f.magnitude = best > 0 ? recent / best : rise / std::max(fell, best_sigma_);
       out.emit(std::move(f));
     }
   }
@@ -117,7 +148,9 @@ class Loss final : public Rule {
   Ring recent_;
   std::optional<double> max_loss_;
   std::optional<double> min_loss_;
-  std::optional<double> best_settled_;  // the lowest median of window_ so far
+  std::optional<double> best_settled_;     // the lowest median of window_ so far
+  double best_sigma_ = 0;                  // 1.4826 MAD of window_ when its median was the lowest
+  std::optional<double> highest_settled_;  // the highest median of window_ so far
 };
 
 }  // namespace

@@ -32,6 +32,10 @@ struct LossRule {
   // ... above factor x the lowest median of `window` losses so far: divergence (the lowest
   // median of divergence_window losses would be a run of lucky batches on a noisy task).
   double divergence_factor = 3.0;
+  // A loss whose lowest median is at or below 0 (a Gaussian NLL) has no 0 to take a ratio to: it
+  // diverges when the recent median has given back this share of what it fell (the highest median
+  // of `window` losses less the lowest), and more than its batches' noise.
+  double divergence_give_back = 0.5;
 
   static void describe(RuleKeys<LossRule>& keys) {
     keys.flag("enabled", &LossRule::enabled)
@@ -42,7 +46,8 @@ struct LossRule {
         .real("min_spike_ratio", &LossRule::min_spike_ratio, Range::positive)
         .real("min_spike_share", &LossRule::min_spike_share, Range::fraction)
         .integer("divergence_window", &LossRule::divergence_window, Range::positive)
-        .real("divergence_factor", &LossRule::divergence_factor, Range::positive);
+        .real("divergence_factor", &LossRule::divergence_factor, Range::positive)
+        .real("divergence_give_back", &LossRule::divergence_give_back, Range::fraction);
   }
 };
 
