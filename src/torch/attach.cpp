@@ -335,6 +335,10 @@ void Attachment::step_end(std::int64_t step, std::optional<double> loss) {
                  detail::module_paths().name(p.name), update, inputs_finite});
     }
   }
+  if ((loss && !std::isfinite(*loss)) || s.step_nonfinite.load()) s.parameters_suspect = true;
+  for (const auto& p : s.parameters) {
+    if (p.gradient_finite == false) s.parameters_suspect = true;
+  }
   s.sink->end_step(step, loss);
   if (s.timing) {
     s.timing = false;

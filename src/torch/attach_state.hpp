@@ -170,6 +170,9 @@ struct AttachState {
   std::atomic<bool> replay_armed{false};    // this step can be replayed: the hooks check gradients
   std::atomic<bool> check_queued{false};    // this backward's check is queued
   std::atomic<bool> step_nonfinite{false};  // the sink saw a NaN or Inf in this pass of the step
+  // A step ended with a NaN or Inf (its loss, a gradient, an op the sink saw): the parameters are
+  // checked before the next step is armed, and until they are finite again (Note [Replay]).
+  bool parameters_suspect = false;
 
   std::atomic<std::int64_t> ops{0};
   std::atomic<std::int64_t> observed{0};

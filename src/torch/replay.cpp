@@ -34,7 +34,11 @@
 // scheduler stepped inside the callable, a counter). A replay that sees no NaN or Inf says so.
 // Not replayed: a step whose parameters were already not finite when it began (the replay would
 // see the same), a step already in diagnose, and a NaN made by the optimizer itself (its update
-// names it without a replay).
+// names it without a replay). The parameters' values are read on the steps watch samples; after
+// a step that ended with a NaN or Inf they are read again before each step is armed, until they
+// are finite: a run whose weights went NaN and trains on replayed every later step, each at 2-3
+// times a step's cost, to find the same NaN (an embedding model under SGD: 39 replays in the 50
+// steps after its NaN, where one was due).
 #include <ATen/CPUGeneratorImpl.h>
 #include <c10/core/GradMode.h>
 #include <torch/csrc/autograd/engine.h>
@@ -51,6 +55,14 @@ namespace {
 
 bool dense_cpu_float(const at::Tensor& t) {
   return t.defined() && t.layout() == at::kStrided && t.is_cpu() && t.is_floating_point();
+}
+
+// What a gradient holds: itself, or a sparse gradient's values (an Embedding with sparse=true),
+// a view taken past the adapter's own interception.
+at::Tensor gradient_values(const at::Tensor& grad) {
+  if (!grad.defined() || grad.layout() != at::kSparse) return grad;
+  const c10::impl::ExcludeDispatchKeyGuard unobserved(kModeKey);
+  return grad._values();
 }
 
 // dst = src, for a dst made by empty_like(src) (or src.clone()): one memcpy when both are
@@ -71,7 +83,7 @@ void check_gradients(AttachState& s) {
   s.check_queued.store(false, std::memory_order_relaxed);
   if (!s.replay_armed.load(std::memory_order_relaxed)) return;
   for (const Parameter& p : s.parameters) {
-    const at::Tensor& grad = p.tensor.grad();
+    const at::Tensor grad = gradient_values(p.tensor.grad());
     if (!dense_cpu_float(grad)) continue;
     auto view = view_of(grad);
     if (view && !all_finite(*view)) {
@@ -121,6 +133,14 @@ void register_hooks(AttachState& s) {
 bool arm_replay(AttachState& s) {
   for (const Parameter& p : s.parameters) {
     if (p.value_finite == false) return false;
+  }
+  if (s.parameters_suspect) {  // the values, read once here when no sample read them this step
+    for (const Parameter& p : s.parameters) {
+      if (p.value_finite) continue;
+      auto view = view_of(p.tensor);
+      if (view && !all_finite(*view)) return false;
+    }
+    s.parameters_suspect = false;
   }
   register_hooks(s);
   const at::NoGradGuard no_grad;

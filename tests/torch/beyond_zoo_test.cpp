@@ -3,8 +3,9 @@
 // (Embedding, MultiheadAttention with an additive -inf mask, LayerNorm, GELU) with AdamW and
 // gradient accumulation over two micro-batches, an MLP with LayerNorm, dropout and tanh under
 // SGD with momentum and weight decay, a Conv1d + GroupNorm + SiLU + Conv1d + BatchNorm1d +
-// in-place ReLU Sequential with Adam, a tied embedding with a frozen layer, and a Gaussian
-// negative log-likelihood regression (a loss below 0). Planted faults are named where they
+// in-place ReLU Sequential with Adam, a tied embedding with a frozen layer, a Gaussian
+// negative log-likelihood regression (a loss below 0), and a bag of embeddings with sparse
+// gradients under SGD. Planted faults are named where they
 // happened, in watch (with Attachment::step's replay) and in diagnose; healthy runs stay quiet.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -44,7 +45,17 @@ using tfdebug::Finding;
 using tfdebug::Tier;
 using tfdebug::testing::findings_text;
 
-enum class Fault { none, input_nan, domain, param_nan, lr_jump, exp_overflow, dead_channels, where_trap };
+enum class Fault {
+  none,
+  input_nan,
+  domain,
+  param_nan,
+  lr_jump,
+  exp_overflow,
+  dead_channels,
+  where_trap,
+  backward_inf
+};
 
 struct LstmNet : ::torch::nn::Module {
   LstmNet()
@@ -120,6 +131,17 @@ struct GaussianNet : ::torch::nn::Module {
         mean(register_module("mean", ::torch::nn::Linear(32, 1))),
         log_variance(register_module("log_variance", ::torch::nn::Linear(32, 1))) {}
   ::torch::nn::Linear fc1, mean, log_variance;
+};
+
+// A bag of embeddings with sparse gradients (Embedding's sparse=true: its gradient is a sparse
+// COO tensor, one row per token), under plain SGD, the optimizer that takes them.
+struct SparseBagNet : ::torch::nn::Module {
+  SparseBagNet()
+      : embed(register_module("embed",
+                              ::torch::nn::Embedding(::torch::nn::EmbeddingOptions(50, 16).sparse(true)))),
+        head(register_module("head", ::torch::nn::Linear(16, 5))) {}
+  ::torch::nn::Embedding embed;
+  ::torch::nn::Linear head;
 };
 
 struct Trained {
@@ -336,6 +358,28 @@ Trained gaussian_nll(std::uint64_t seed, Tier tier, std::int64_t steps, double& 
   });
 }
 
+// Fault::domain: log(h - 10) at step 20, NaN in forward; the weights go NaN and the run trains
+// on. Fault::backward_inf: h + sqrt(h - h.detach()), 0 in forward and an infinite gradient,
+// which reaches only the embedding's sparse gradient.
+Trained sparse_bag(std::uint64_t seed, Fault fault, Tier tier, std::int64_t steps) {
+  at::set_num_threads(1);
+  ::torch::manual_seed(seed);
+  SparseBagNet net;
+  ::torch::optim::SGD opt(net.parameters(), ::torch::optim::SGDOptions(0.1));
+  return drive(net, tier, steps, [&](std::int64_t step) {
+    auto tokens = ::torch::randint(0, 50, {32, 6});
+    auto y = tokens.select(1, 0).remainder(5);
+    opt.zero_grad();
+    auto h = net.embed->forward(tokens).mean(1);
+    if (fault == Fault::domain && step == 20) h = ::torch::log(h - 10);
+    if (fault == Fault::backward_inf && step == 20) h = h + ::torch::sqrt(h - h.detach());
+    auto loss = ::torch::nn::functional::cross_entropy(net.head->forward(h), y);
+    loss.backward();
+    opt.step();
+    return loss.template item<double>();
+  });
+}
+
 using Maker = Trained (*)(std::uint64_t, Fault, Tier, std::int64_t);
 
 // The run's first nonfinite finding, checked to name `op` in `module` at `step`; nullptr (and a
@@ -466,6 +510,30 @@ TEST_P(Faults, TheWhereTrapIsNamedInBackward) {
   EXPECT_EQ(run.replays, GetParam() == Tier::watch ? 1 : 0);
 }
 
+// An infinite gradient that reaches only a sparse gradient (the embedding's): watch's check
+// reads its values and replays the step, which names the op in backward. Without that, watch
+// blamed the embedding's weight at the next step ("it held them when the step began").
+TEST_P(Faults, AnInfinityInASparseGradientIsNamedInBackward) {
+  const Trained run = sparse_bag(1, Fault::backward_inf, GetParam(), 24);
+  const Finding* f = first_of(run.findings, "nonfinite");
+  ASSERT_NE(f, nullptr) << findings_text(run.findings);
+  EXPECT_EQ(f->op, "aten::div") << f->message;
+  EXPECT_EQ(f->phase, tfdebug::Phase::backward) << f->message;
+  EXPECT_EQ(f->step, 20) << f->message;
+  EXPECT_GT(f->evidence_value("pos_inf"), 0);
+  EXPECT_EQ(run.replays, GetParam() == Tier::watch ? 1 : 0);
+}
+
+// Note [Replay]: the run's weights are NaN from step 20 on and it trains 40 more steps: one
+// replay names log, and the steps after it are not replayed to find the same NaN again (each
+// one was, at 2-3 times a step's cost, before the adapter read the parameters after a bad step).
+TEST_P(Faults, ARunThatStaysNanIsReplayedOnce) {
+  const Trained run = sparse_bag(1, Fault::domain, GetParam(), 60);
+  const Finding* f = first_nonfinite(run, "aten::log", "", 20);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(run.replays, GetParam() == Tier::watch ? 1 : 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(BeyondZoo, Faults, ::testing::Values(Tier::watch, Tier::diagnose),
                          [](const ::testing::TestParamInfo<Tier>& param) {
                            return std::string(param.param == Tier::watch ? "watch" : "diagnose");
@@ -517,7 +585,7 @@ TEST(BeyondZoo, HealthyRunsStayQuiet) {
   const Maker conv_default = [](std::uint64_t seed, Fault fault, Tier tier, std::int64_t steps) {
     return conv(seed, fault, tier, steps);
   };
-  for (Maker make : {&lstm, decoder_default, &tanh_mlp, conv_default}) {
+  for (Maker make : {&lstm, decoder_default, &tanh_mlp, conv_default, &sparse_bag}) {
     std::int64_t warnings = 0;
     std::string text;
     for (std::uint64_t seed : {1, 2}) {
