@@ -1,6 +1,7 @@
 // Each rule with synthetic observations: which rule fires, where and when, and silence on a
 // healthy run.
 #include <cmath>
+#include <limits>
 
 #include "session_test_util.hpp"
 
@@ -261,6 +262,30 @@ TEST(Rules, GradientsFallingWithTheLossDoNotVanish) {
   for (const Finding& f : vanish) {
     EXPECT_EQ(f.step, 35);
     EXPECT_NEAR(f.evidence_value("ratio_to_history"), 1e-3, 5e-4);
+  }
+}
+
+// Note [A loss that is not a number]: a NaN loss with every gradient 0 (cross-entropy over a
+// batch of ignored targets) judges no layer, and the steps after it are judged against a history
+// without it. The same zeros under a finite loss are a vanishing layer.
+TEST(Rules, GradientsOfALossThatIsNotANumberAreNotJudged) {
+  for (const double bad_loss : {std::numeric_limits<double>::quiet_NaN(), 0.5}) {
+    Session session(testing::quiet_config());
+    for (std::int64_t step = 0; step < 30; ++step) {
+      session.begin_step(step);
+      const float scale = step == 20 ? 0.0f : 1.0f;
+      for (const char* layer : {"a", "b", "c"}) {
+        session.observe(tensor(step, Role::gradient, layer, std::string(layer) + ".weight",
+                               std::vector<float>(16, 0.01f * scale), {4, 4}));
+      }
+      session.end_step(step, step == 20 ? bad_loss : 0.5);
+    }
+    const auto vanishing = with_rule(session.findings(), "vanishing_gradients");
+    if (std::isnan(bad_loss)) {
+      EXPECT_TRUE(vanishing.empty()) << testing::describe(session.findings());
+    } else {
+      EXPECT_EQ(vanishing.size(), 3u) << testing::describe(session.findings());
+    }
   }
 }
 

@@ -54,7 +54,8 @@ enum class Fault {
   exp_overflow,
   dead_channels,
   where_trap,
-  backward_inf
+  backward_inf,
+  all_ignored
 };
 
 struct LstmNet : ::torch::nn::Module {
@@ -258,6 +259,7 @@ Trained tanh_mlp(std::uint64_t seed, Fault fault, Tier tier, std::int64_t steps)
     auto y = ::torch::randint(0, 4, {64});
     auto x = centers.index_select(0, y) + ::torch::randn({64, 16});
     if (fault == Fault::input_nan && step == 20) x[5][3] = std::numeric_limits<float>::quiet_NaN();
+    if (fault == Fault::all_ignored && step == 20) y.fill_(-100);  // cross_entropy's ignore_index
     opt.zero_grad();
     auto h = ::torch::tanh(net.norm->forward(net.fc1->forward(x)));
     h = net.drop->forward(h);
@@ -507,6 +509,18 @@ TEST_P(Faults, TheWhereTrapIsNamedInBackward) {
   EXPECT_EQ(backward->step, 20);
   EXPECT_EQ(backward->evidence_value("producer"), 1);
   EXPECT_NE(backward->message.find("from finite inputs"), std::string::npos) << backward->message;
+  EXPECT_EQ(run.replays, GetParam() == Tier::watch ? 1 : 0);
+}
+
+// Note [A loss that is not a number] (src/session/rules/gradients.cpp): a batch whose targets are
+// all ignore_index makes cross-entropy's mean 0 / 0, NaN, and every gradient exactly 0. The loss
+// is named; its zero gradients are no vanishing layer (they were, on every layer).
+TEST_P(Faults, AllTargetsIgnoredIsTheLossNotVanishing) {
+  const Trained run = tanh_mlp(1, Fault::all_ignored, GetParam(), 24);
+  const Finding* f = first_nonfinite(run, "aten::cross_entropy_loss", "", 20);
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->message.find("from finite inputs"), std::string::npos) << f->message;
+  EXPECT_EQ(first_of(run.findings, "vanishing_gradients"), nullptr) << findings_text(run.findings);
   EXPECT_EQ(run.replays, GetParam() == Tier::watch ? 1 : 0);
 }
 

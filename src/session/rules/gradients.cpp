@@ -44,6 +44,13 @@
 // last history_length losses, at most 1): it vanished when its norm fell further than the loss.
 // A layer that vanishes while the loss stays (saturated or dead units upstream) is judged as
 // before; a loss of exactly 0 leaves no gradient to judge.
+//
+// Note [A loss that is not a number]
+// A step whose loss is NaN or Inf is reported as that (divergence, and nonfinite names its op);
+// its gradients are those of the broken loss, not the layers' health. A cross-entropy over a
+// batch whose targets were all ignore_index is 0 / 0: NaN, with every gradient exactly 0, which
+// read as "vanishing" on every layer. Such a step's norms are neither judged nor kept in the
+// history.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -104,7 +111,9 @@ class Gradients final : public Rule {
     const double median_rise = layers_median > 0 && medians_.size() >= std::size_t(rule_.min_history)
                                    ? layers_median / medians_.median()
                                    : kNaN;
-    if (layers_median > 0 && std::isfinite(layers_median)) medians_.push(layers_median);
+    // Note [A loss that is not a number]
+    const bool judged = !loss || std::isfinite(*loss);
+    if (judged && layers_median > 0 && std::isfinite(layers_median)) medians_.push(layers_median);
     // Note [Catching up]: a step whose loss is the lowest of the run is one of a model learning.
     const bool learning = loss && lowest_loss_ && *loss < *lowest_loss_;
     // Note [A loss with nothing left to learn]: how far the loss fell below its recent median.
@@ -129,16 +138,17 @@ class Gradients final : public Rule {
       const double to_layers = layers_median > 0 ? norm / layers_median : kNaN;
       // Note [A spike or an explosion]
       const double peak = entry->peak;
-      entry->above = to_history > rule_.explode_ratio ? entry->above + 1 : 0;
+      if (judged) entry->above = to_history > rule_.explode_ratio ? entry->above + 1 : 0;
       // Note [Catching up]
       const bool catching_up =
           (to_layers <= rule_.in_line_ratio || (learning && to_layers <= rule_.explode_ratio)) &&
           median_rise <= rule_.explode_ratio;
       const bool beyond_peak = norm > peak && entry->kept >= rule_.peak_after;
       const bool explode =
-          (entry->above > 0 && (beyond_peak || entry->above >= rule_.explode_sustain) && !catching_up) ||
-          (rule_.explode_vs_layers > 0 && to_layers > rule_.explode_vs_layers);
-      const bool vanish = loss_fall > 0 &&
+          judged &&
+          ((entry->above > 0 && (beyond_peak || entry->above >= rule_.explode_sustain) && !catching_up) ||
+           (rule_.explode_vs_layers > 0 && to_layers > rule_.explode_vs_layers));
+      const bool vanish = judged && loss_fall > 0 &&
                           ((norm == 0 && (history_median > 0 || layers_median > 0)) ||
                            to_history < rule_.vanish_ratio * loss_fall || to_layers < rule_.vanish_vs_layers);
       if (explode || vanish) {
@@ -180,7 +190,7 @@ class Gradients final : public Rule {
           out.emit(std::move(f));
         }
       }
-      if (std::isfinite(norm)) {
+      if (judged && std::isfinite(norm)) {
         history.push(norm);
         entry->peak = std::max(entry->peak, norm);
         ++entry->kept;
