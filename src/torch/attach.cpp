@@ -56,10 +56,31 @@ void AttachState::record_failure(std::atomic<std::int64_t>& counter, const char*
   }
 }
 
+// Note [Gradients zeroed after the optimizer]
+// A loop may zero its gradients after the optimizer (backward, opt.step(), opt.zero_grad()), as
+// much PyTorch code does. Watch reads the gradients before the optimizer's first op on the steps
+// it samples (and diagnose on every step: Note [Optimizer]), but at step_end on the others, where
+// such a loop has left zeros: the gradient rules saw a history of zeros (blind: a loss scaled 1e4x
+// at one step raised no exploding_gradients), and a loop that accumulates over four steps read
+// "vanishing" at its optimizer steps. So each backward's end records each gradient's tensor and
+// version (the hooks queue it), and step_end reads a gradient rewritten since then (zeroed, set
+// to none, unscaled in place) from a copy made at that backward's end, as the other passes read
+// it; the loop's first such step reads nothing of it, and turns the copies on.
+std::optional<TensorView> AttachState::gradient_view(Parameter& p) {
+  const at::Tensor& grad = p.tensor.grad();
+  const std::uint64_t pass = generation.load(std::memory_order_relaxed);
+  if (p.backward_end_pass != pass || (grad.defined() && grad.unsafeGetTensorImpl() == p.backward_end_impl &&
+                                      grad._version() == p.backward_end_version))
+    return view_of(grad);
+  if (p.backward_end_copy_pass == pass) return view_of(p.backward_end_copy);
+  copy_gradients = true;
+  return std::nullopt;
+}
+
 void AttachState::observe_gradients() {
   const auto now = step.load(std::memory_order_relaxed);
   for (auto& p : parameters) {
-    auto view = view_of(p.tensor.grad());
+    auto view = gradient_view(p);
     if (!view) continue;
     p.gradient_finite = deliver({now, Phase::backward, Role::gradient, module_paths().name(p.module),
                                  module_paths().name(p.name), *view, std::nullopt});
@@ -228,6 +249,10 @@ void detail::AttachState::begin_pass(std::int64_t at, Tier pass_tier, bool repla
   backward_seen.store(false);
   gradients_pending.store(true);
   step_nonfinite.store(false);
+  check_queued.store(false);
+  // Note [Gradients zeroed after the optimizer]: a watch step that reads its gradients at step_end
+  // records them at each backward's end.
+  if (!intercepting) register_hooks(*this);
   for (auto& p : parameters) {
     p.gradient_finite.reset();
     p.value_finite.reset();

@@ -127,6 +127,14 @@ struct Parameter {
   const void* gradient_impl = nullptr;
   std::int64_t gradient_version = 0;
   at::Tensor saved_gradient;
+  // Note [Gradients zeroed after the optimizer] (attach.cpp): the gradient as the pass's last
+  // backward left it (its tensor and version), and a copy of it once the loop was seen zeroing
+  // gradients before step_end.
+  std::uint64_t backward_end_pass = 0;  // the pass (`generation`) whose backward ended; 0: none
+  const void* backward_end_impl = nullptr;
+  std::int64_t backward_end_version = 0;
+  at::Tensor backward_end_copy;
+  std::uint64_t backward_end_copy_pass = 0;
 };
 
 struct AttachState {
@@ -173,6 +181,9 @@ struct AttachState {
   // A step ended with a NaN or Inf (its loss, a gradient, an op the sink saw): the parameters are
   // checked before the next step is armed, and until they are finite again (Note [Replay]).
   bool parameters_suspect = false;
+  // The loop zeroes gradients after its optimizer (Note [Gradients zeroed after the optimizer]):
+  // each backward's end copies them.
+  bool copy_gradients = false;
 
   std::atomic<std::int64_t> ops{0};
   std::atomic<std::int64_t> observed{0};
@@ -208,6 +219,8 @@ struct AttachState {
   void pause(const Observation& observation, std::span<const at::Tensor> inputs);
   // Every parameter's gradient, as Role::gradient (Note [Gradients once]).
   void observe_gradients();
+  // What to read of p's gradient now (Note [Gradients zeroed after the optimizer]).
+  std::optional<TensorView> gradient_view(Parameter& p);
   // The start of a pass over step `step` in `tier`: the step's flags, the interception, every
   // parameter observed (and copied for its update, unless `replaying`: the copy of the first pass
   // stands), then in_step. `arm`: save what a replay needs first (Note [Replay]).
@@ -223,6 +236,9 @@ void restore_for_replay(AttachState& s);
 // No parameter changed since arm_replay (the optimizer did not run).
 bool parameters_unchanged(const AttachState& s);
 void remove_replay_hooks(AttachState& s) noexcept;
+// A hook on each parameter that takes a gradient: the replay's (Note [Replay]) and the end of
+// each backward's record of the gradients (Note [Gradients zeroed after the optimizer]).
+void register_hooks(AttachState& s);
 // Thrown by the end-of-backward check of an armed step to stop it before the optimizer.
 struct ReplayRequest final : std::exception {
   const char* what() const noexcept override {

@@ -78,9 +78,25 @@ void copy_into(at::Tensor& dst, const at::Tensor& src) {
   }
 }
 
-// The end of a backward of an armed step: throws ReplayRequest when a gradient is not finite.
+// The end of a backward: records each gradient as backward left it (Note [Gradients zeroed after
+// the optimizer] in attach.cpp); in an armed step, throws ReplayRequest when one is not finite.
 void check_gradients(AttachState& s) {
   s.check_queued.store(false, std::memory_order_relaxed);
+  const std::uint64_t pass = s.generation.load(std::memory_order_relaxed);
+  for (Parameter& p : s.parameters) {
+    const at::Tensor& grad = p.tensor.grad();
+    if (!grad.defined()) continue;
+    p.backward_end_pass = pass;
+    p.backward_end_impl = grad.unsafeGetTensorImpl();
+    p.backward_end_version = grad._version();
+    if (!s.copy_gradients || !dense_cpu_float(grad)) continue;
+    const at::NoGradGuard no_grad;
+    if (!p.backward_end_copy.defined() || p.backward_end_copy.sizes() != grad.sizes() ||
+        p.backward_end_copy.scalar_type() != grad.scalar_type())
+      p.backward_end_copy = at::empty_like(grad, at::MemoryFormat::Preserve);
+    copy_into(p.backward_end_copy, grad);
+    p.backward_end_copy_pass = pass;
+  }
   if (!s.replay_armed.load(std::memory_order_relaxed)) return;
   for (const Parameter& p : s.parameters) {
     const at::Tensor grad = gradient_values(p.tensor.grad());
@@ -97,8 +113,8 @@ void check_gradients(AttachState& s) {
 // the step began when the step's code has not written it (a loop that carries gradients into
 // the step), and queues the end-of-backward check, once per backward.
 void on_gradient(AttachState& s, Parameter& p) {
-  if (!s.replay_armed.load(std::memory_order_relaxed)) return;
-  if (p.gradient_at_begin == Parameter::Gradient::unwritten) {
+  if (s.replay_armed.load(std::memory_order_relaxed) &&
+      p.gradient_at_begin == Parameter::Gradient::unwritten) {
     const at::Tensor& grad = p.tensor.grad();
     if (grad.defined() && grad.unsafeGetTensorImpl() == p.gradient_impl &&
         grad._version() == p.gradient_version) {
@@ -116,6 +132,8 @@ void on_gradient(AttachState& s, Parameter& p) {
   ::torch::autograd::Engine::get_default_engine().queue_callback([&s] { check_gradients(s); });
 }
 
+}  // namespace
+
 void register_hooks(AttachState& s) {
   if (s.hooks_registered) return;
   s.hooks_registered = true;
@@ -127,8 +145,6 @@ void register_hooks(AttachState& s) {
         [state, parameter](const at::Tensor& /*grad*/) { on_gradient(*state, *parameter); });
   }
 }
-
-}  // namespace
 
 bool arm_replay(AttachState& s) {
   for (const Parameter& p : s.parameters) {
