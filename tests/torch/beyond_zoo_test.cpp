@@ -509,6 +509,9 @@ TEST_P(Faults, TheWhereTrapIsNamedInBackward) {
   EXPECT_EQ(backward->step, 20);
   EXPECT_EQ(backward->evidence_value("producer"), 1);
   EXPECT_NE(backward->message.find("from finite inputs"), std::string::npos) << backward->message;
+  EXPECT_NE(backward->suggestion.find("a derivative that is infinite"), std::string::npos)
+      << backward->suggestion;
+  EXPECT_NE(first->suggestion.find("log of 0"), std::string::npos) << first->suggestion;
   EXPECT_EQ(run.replays, GetParam() == Tier::watch ? 1 : 0);
 }
 
@@ -520,6 +523,8 @@ TEST_P(Faults, AllTargetsIgnoredIsTheLossNotVanishing) {
   const Finding* f = first_nonfinite(run, "aten::cross_entropy_loss", "", 20);
   ASSERT_NE(f, nullptr);
   EXPECT_NE(f->message.find("from finite inputs"), std::string::npos) << f->message;
+  EXPECT_NE(f->suggestion.find("every target of the batch is ignore_index"), std::string::npos)
+      << f->suggestion;
   EXPECT_EQ(first_of(run.findings, "vanishing_gradients"), nullptr) << findings_text(run.findings);
   EXPECT_EQ(run.replays, GetParam() == Tier::watch ? 1 : 0);
 }

@@ -37,6 +37,7 @@
 #include <utility>
 #include <vector>
 
+#include "nonfinite_hints.hpp"
 #include "rule_text.hpp"
 #include "tfdebug/session/rule_registry.hpp"
 #include "tfdebug/session/rules/nonfinite.hpp"
@@ -171,17 +172,22 @@ class Nonfinite final : public Rule {
     } else if (o.resolve_input_kinds()->finite()) {
       f.message = where(o.module, o.op) + " produced " + kinds + " of " + std::to_string(s.count) +
                   " values from finite inputs" + at_step(o.phase, o.step);
-      f.suggestion =
-          "check this op's inputs for values outside its domain (log/sqrt of negatives, division by "
-          "~0, exp overflow); clamp or add an epsilon, or lower the learning rate if they grew";
+      // Note [What the op says] (nonfinite_hints.cpp)
+      f.suggestion = producer_hint(o.op, o.phase, {s.nan, s.pos_inf, s.neg_inf}, /*from_infinities=*/false);
+      if (f.suggestion.empty())
+        f.suggestion =
+            "check this op's inputs for values outside its domain (log/sqrt of negatives, division by "
+            "~0, exp overflow); clamp or add an epsilon, or lower the learning rate if they grew";
     } else {
       // NaN from infinities: inf - inf, 0 * inf, inf / inf; a softmax over a row of -inf only.
       f.message = where(o.module, o.op) + " produced " + kinds + " of " + std::to_string(s.count) +
                   " values from inputs that held +-Inf but no NaN" + at_step(o.phase, o.step);
-      f.suggestion =
-          "an infinity met another (inf - inf, 0 * inf): a softmax over a row whose every entry is "
-          "masked to -inf gives NaN; make sure every row keeps one unmasked entry (a sequence of "
-          "padding only), or mask with a large finite negative value";
+      f.suggestion = producer_hint(o.op, o.phase, {s.nan, s.pos_inf, s.neg_inf}, /*from_infinities=*/true);
+      if (f.suggestion.empty())
+        f.suggestion =
+            "an infinity met another (inf - inf, 0 * inf, inf / inf): see the finding for the op that "
+            "made the infinity, and keep it from being made (a softmax over a row whose every entry "
+            "is masked to -inf gives NaN: keep one entry of every row unmasked)";
     }
     f.evidence = {{"producer", 1},    {"nan", s.nan},     {"pos_inf", s.pos_inf}, {"neg_inf", s.neg_inf},
                   {"count", s.count}, {"propagators", 0}, {"finite_min", s.min},  {"finite_max", s.max}};
