@@ -77,9 +77,17 @@ std::optional<TensorView> AttachState::gradient_view(Parameter& p) {
   return std::nullopt;
 }
 
+// Note [Parameters that sit out a step]
+// Not every parameter takes part in every step: a branch chosen per step, a layer that LayerDrop
+// skipped, a task head whose task is not this batch's. After zero_grad() such a parameter's
+// gradient is 0 (or stale, without it) and under plain SGD its update is 0: an alternating branch
+// read as "vanishing" at its first step off, an unused head as "barely moves". Each parameter's
+// hook notes the pass whose backward reached it; a parameter that no backward of a pass reached,
+// while others were, has neither its gradient nor its update observed in that step.
 void AttachState::observe_gradients() {
   const auto now = step.load(std::memory_order_relaxed);
   for (auto& p : parameters) {
+    if (sat_out(p)) continue;
     auto view = gradient_view(p);
     if (!view) continue;
     p.gradient_finite = deliver({now, Phase::backward, Role::gradient, module_paths().name(p.module),
@@ -250,9 +258,10 @@ void detail::AttachState::begin_pass(std::int64_t at, Tier pass_tier, bool repla
   gradients_pending.store(true);
   step_nonfinite.store(false);
   check_queued.store(false);
-  // Note [Gradients zeroed after the optimizer]: a watch step that reads its gradients at step_end
-  // records them at each backward's end.
-  if (!intercepting) register_hooks(*this);
+  // The hooks note which parameters each backward reaches (Note [Parameters that sit out a
+  // step]) and, in a watch step that reads its gradients at step_end, record them at each
+  // backward's end (Note [Gradients zeroed after the optimizer]).
+  register_hooks(*this);
   for (auto& p : parameters) {
     p.gradient_finite.reset();
     p.value_finite.reset();
@@ -337,6 +346,10 @@ void Attachment::step_end(std::int64_t step, std::optional<double> loss) {
   if (backward && s.gradients_pending.exchange(false)) s.observe_gradients();
   if (s.options.track_updates && backward) {
     for (auto& p : s.parameters) {
+      if (s.sat_out(p)) {  // Note [Parameters that sit out a step]
+        p.before_is_value = false;
+        continue;
+      }
       if (!trackable(p.tensor) || !p.before_is_value ||
           p.before.size() != std::size_t(p.tensor.numel()) * p.tensor.element_size()) {
         continue;

@@ -130,6 +130,8 @@ struct Parameter {
   // Note [Gradients zeroed after the optimizer] (attach.cpp): the gradient as the pass's last
   // backward left it (its tensor and version), and a copy of it once the loop was seen zeroing
   // gradients before step_end.
+  // Note [Parameters that sit out a step] (attach.cpp): the last pass whose backward reached it.
+  std::uint64_t gradient_pass = 0;
   std::uint64_t backward_end_pass = 0;  // the pass (`generation`) whose backward ended; 0: none
   const void* backward_end_impl = nullptr;
   std::int64_t backward_end_version = 0;
@@ -184,6 +186,13 @@ struct AttachState {
   // The loop zeroes gradients after its optimizer (Note [Gradients zeroed after the optimizer]):
   // each backward's end copies them.
   bool copy_gradients = false;
+  // The last pass whose backward reached any parameter (Note [Parameters that sit out a step]).
+  std::uint64_t gradients_pass = 0;
+  // A backward of this pass reached others but not p: its gradient and update are not this step's.
+  bool sat_out(const Parameter& p) const noexcept {
+    const std::uint64_t pass = generation.load(std::memory_order_relaxed);
+    return gradients_pass == pass && p.gradient_pass != pass;
+  }
 
   std::atomic<std::int64_t> ops{0};
   std::atomic<std::int64_t> observed{0};

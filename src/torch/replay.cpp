@@ -113,6 +113,8 @@ void check_gradients(AttachState& s) {
 // the step began when the step's code has not written it (a loop that carries gradients into
 // the step), and queues the end-of-backward check, once per backward.
 void on_gradient(AttachState& s, Parameter& p) {
+  // Note [Parameters that sit out a step] (attach.cpp)
+  p.gradient_pass = s.gradients_pass = s.generation.load(std::memory_order_relaxed);
   if (s.replay_armed.load(std::memory_order_relaxed) &&
       p.gradient_at_begin == Parameter::Gradient::unwritten) {
     const at::Tensor& grad = p.tensor.grad();

@@ -4,8 +4,8 @@
 // gradient accumulation over two micro-batches, an MLP with LayerNorm, dropout and tanh under
 // SGD with momentum and weight decay, a Conv1d + GroupNorm + SiLU + Conv1d + BatchNorm1d +
 // in-place ReLU Sequential with Adam, a tied embedding with a frozen layer, a Gaussian
-// negative log-likelihood regression (a loss below 0), and a bag of embeddings with sparse
-// gradients under SGD. Planted faults are named where they
+// negative log-likelihood regression (a loss below 0), a bag of embeddings with sparse
+// gradients under SGD, and branches and task heads that sit out steps. Planted faults are named where they
 // happened, in watch (with Attachment::step's replay) and in diagnose; healthy runs stay quiet.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -143,6 +143,17 @@ struct SparseBagNet : ::torch::nn::Module {
         head(register_module("head", ::torch::nn::Linear(16, 5))) {}
   ::torch::nn::Embedding embed;
   ::torch::nn::Linear head;
+};
+
+// A stem, two branches and two task heads: the ways a parameter sits out a step.
+struct BranchNet : ::torch::nn::Module {
+  BranchNet()
+      : stem(register_module("stem", ::torch::nn::Linear(8, 32))),
+        a(register_module("a", ::torch::nn::Linear(32, 32))),
+        b(register_module("b", ::torch::nn::Linear(32, 32))),
+        head(register_module("head", ::torch::nn::Linear(32, 3))),
+        side(register_module("side", ::torch::nn::Linear(32, 2))) {}
+  ::torch::nn::Linear stem, a, b, head, side;
 };
 
 struct Trained {
@@ -382,6 +393,40 @@ Trained sparse_bag(std::uint64_t seed, Fault fault, Tier tier, std::int64_t step
   });
 }
 
+// How parameters sit out steps: branch a on even steps and b on odd ones; LayerDrop (a skipped
+// with probability 0.3); the side task every third step, on the head the others do not use.
+enum class SitOut { alternating, layer_drop, alternating_task };
+
+// `cut`: branch a's output times 0 from step 40 on, a branch that takes part and learns nothing.
+Trained branches(SitOut kind, Tier tier, std::int64_t steps, bool cut = false) {
+  at::set_num_threads(1);
+  ::torch::manual_seed(1);
+  BranchNet net;
+  ::torch::optim::Adam opt(net.parameters(), ::torch::optim::AdamOptions(1e-3));
+  const auto w = ::torch::randn({8, 3});
+  return drive(net, tier, steps, [&](std::int64_t step) {
+    auto x = ::torch::randn({32, 8});
+    auto y = ::torch::matmul(x, w).argmax(1);
+    opt.zero_grad();
+    auto h = ::torch::relu(net.stem->forward(x));
+    const double a_gain = cut && step >= 40 ? 0.0 : 1.0;
+    if (kind == SitOut::alternating) {
+      h = step % 2 == 0 ? h + a_gain * ::torch::relu(net.a->forward(h))
+                        : h + ::torch::relu(net.b->forward(h));
+    } else {
+      if (kind != SitOut::layer_drop || ::torch::rand({1}).template item<float>() > 0.3f)
+        h = h + a_gain * ::torch::relu(net.a->forward(h));
+      if (kind == SitOut::layer_drop) h = h + ::torch::relu(net.b->forward(h));
+    }
+    auto loss = kind == SitOut::alternating_task && step % 3 == 2
+                    ? ::torch::nn::functional::cross_entropy(net.side->forward(h), (y > 0).to(at::kLong))
+                    : ::torch::nn::functional::cross_entropy(net.head->forward(h), y);
+    loss.backward();
+    opt.step();
+    return loss.template item<double>();
+  });
+}
+
 using Maker = Trained (*)(std::uint64_t, Fault, Tier, std::int64_t);
 
 // The run's first nonfinite finding, checked to name `op` in `module` at `step`; nullptr (and a
@@ -551,6 +596,25 @@ TEST_P(Faults, ARunThatStaysNanIsReplayedOnce) {
   const Finding* f = first_nonfinite(run, "aten::log", "", 20);
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(run.replays, GetParam() == Tier::watch ? 1 : 0);
+}
+
+// Note [Parameters that sit out a step] (src/torch/attach.cpp): a branch that sits out a step,
+// a layer LayerDrop skipped, a head whose task is not this batch's, a head no loss uses: not
+// "vanishing" (their gradient is 0 after zero_grad) nor "barely moves" (no update under Adam's
+// zero moments). A branch that takes part and gets a gradient of 0 still vanishes.
+TEST_P(Faults, ParametersThatSitOutAStepAreNotJudgedByIt) {
+  for (const SitOut kind : {SitOut::alternating, SitOut::layer_drop, SitOut::alternating_task}) {
+    const Trained run = branches(kind, GetParam(), 150);
+    for (const Finding& f : run.findings) {
+      EXPECT_NE(f.rule, "vanishing_gradients") << int(kind) << ": " << f.message;
+      EXPECT_NE(f.rule, "update_ratio") << int(kind) << ": " << f.message;
+    }
+  }
+  const Trained cut = branches(SitOut::alternating, GetParam(), 60, /*cut=*/true);
+  const Finding* vanishing = first_of(cut.findings, "vanishing_gradients");
+  ASSERT_NE(vanishing, nullptr) << findings_text(cut.findings);
+  EXPECT_EQ(vanishing->module, "a");
+  EXPECT_EQ(vanishing->step, 40);
 }
 
 INSTANTIATE_TEST_SUITE_P(BeyondZoo, Faults, ::testing::Values(Tier::watch, Tier::diagnose),
