@@ -238,7 +238,7 @@ void Attachment::detach() noexcept {
   if (!state_) return;
   state_->set_interception(false);
   state_->replay_armed.store(false);
-  detail::remove_replay_hooks(*state_);
+  detail::remove_hooks(*state_);
   detail::live_attachment().store(nullptr, std::memory_order_release);
   // This thread's remembered tensors refer to the attachment's steps; forget them now.
   for (auto& seen : detail::thread_state().seen) seen = detail::SeenTensor{};

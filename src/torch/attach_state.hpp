@@ -244,7 +244,8 @@ bool arm_replay(AttachState& s);
 void restore_for_replay(AttachState& s);
 // No parameter changed since arm_replay (the optimizer did not run).
 bool parameters_unchanged(const AttachState& s);
-void remove_replay_hooks(AttachState& s) noexcept;
+// Removes the parameters' hooks (on detach).
+void remove_hooks(AttachState& s) noexcept;
 // A hook on each parameter that takes a gradient: the replay's (Note [Replay]) and the end of
 // each backward's record of the gradients (Note [Gradients zeroed after the optimizer]).
 void register_hooks(AttachState& s);

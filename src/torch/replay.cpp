@@ -80,7 +80,7 @@ void copy_into(at::Tensor& dst, const at::Tensor& src) {
 
 // The end of a backward: records each gradient as backward left it (Note [Gradients zeroed after
 // the optimizer] in attach.cpp); in an armed step, throws ReplayRequest when one is not finite.
-void check_gradients(AttachState& s) {
+void end_of_backward(AttachState& s) {
   s.check_queued.store(false, std::memory_order_relaxed);
   const std::uint64_t pass = s.generation.load(std::memory_order_relaxed);
   for (Parameter& p : s.parameters) {
@@ -109,9 +109,10 @@ void check_gradients(AttachState& s) {
   }
 }
 
-// A parameter's gradient hook, before its gradient accumulates into .grad: keeps the gradient as
-// the step began when the step's code has not written it (a loop that carries gradients into
-// the step), and queues the end-of-backward check, once per backward.
+// A parameter's gradient hook, before its gradient accumulates into .grad: notes the pass whose
+// backward reached the parameter (Note [Parameters that sit out a step] in attach.cpp); in an
+// armed step, keeps the gradient as the step began when the step's code has not written it (a
+// loop that carries gradients into the step); and queues end_of_backward, once per backward.
 void on_gradient(AttachState& s, Parameter& p) {
   // Note [Parameters that sit out a step] (attach.cpp)
   p.gradient_pass = s.gradients_pass = s.generation.load(std::memory_order_relaxed);
@@ -131,7 +132,7 @@ void on_gradient(AttachState& s, Parameter& p) {
     }
   }
   if (s.check_queued.exchange(true)) return;
-  ::torch::autograd::Engine::get_default_engine().queue_callback([&s] { check_gradients(s); });
+  ::torch::autograd::Engine::get_default_engine().queue_callback([&s] { end_of_backward(s); });
 }
 
 }  // namespace
@@ -233,7 +234,7 @@ bool parameters_unchanged(const AttachState& s) {
   return true;
 }
 
-void remove_replay_hooks(AttachState& s) noexcept {
+void remove_hooks(AttachState& s) noexcept {
   for (Parameter& p : s.parameters) {
     if (!p.hook) continue;
     try {
