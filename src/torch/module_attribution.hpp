@@ -16,8 +16,21 @@
 //      softmax) run in attn, and log(2 + h) after mlp.fc1 runs in mlp; unless that module has
 //      submodules of its own, whose forward then uses its own parameters directly and goes on in
 //      it: MultiheadAttention reads self_attn.in_proj_weight and computes the scores and the
-//      softmax itself before its out_proj;
+//      softmax itself before its out_proj; and unless it sits in a torch::nn::Sequential with one
+//      module between it and the next (Note [Between two layers of a Sequential]);
 //   5. otherwise the top level.
+//
+// Note [Between two layers of a Sequential]
+// A torch::nn::Sequential runs its children in order and nothing else, so in
+// Sequential(Linear, ReLU, Linear) every op after the first Linear's and before the second's runs
+// in the ReLU, which has no parameter to place it by (rule 4 said the Sequential). The ReLU is
+// named when that is certain: exactly one child between two, that one without parameters, and
+// the two of a kind whose forward is its parameters' op alone (Linear, Conv with zero padding,
+// Embedding, the norms, PReLU: nothing runs after the first's op nor before the second's, but for
+// BatchNorm's count of batches, a buffer's add_). Two children between (ReLU, Dropout), a GRU or
+// a module of the user's beside it (its forward may run ops of its own after or before its
+// parameters'), or a last child (its ops and those of the Sequential's caller after it look the
+// same) keep rule 4's answer.
 // Backward: the autograd sequence numbers a forward op consumed (at::sequence_number::peek()
 // before and after it: its node and its inner ops' nodes) record its module in a ring indexed by
 // number (SequenceModules); a backward node with the same number (Node::sequence_nr) looks it up,
@@ -68,10 +81,20 @@ class ModuleTree {
     return it == parent_.end() ? 0 : it->second;
   }
   bool has_children(std::uint32_t module) const noexcept { return has_children_.count(module) != 0; }
+  // Note [Between two layers of a Sequential]: `module` runs every op after `layer`'s until the
+  // next parameter read.
+  void add_between(std::uint32_t layer, std::uint32_t module) { between_[layer] = module; }
+  // The module that runs the ops after `layer`'s, 0 when not known.
+  std::uint32_t between(std::uint32_t layer) const noexcept {
+    if (between_.empty()) return 0;
+    const auto it = between_.find(layer);
+    return it == between_.end() ? 0 : it->second;
+  }
 
  private:
   std::unordered_map<std::uint32_t, std::uint32_t> parent_;
   std::unordered_map<std::uint32_t, bool> has_children_;
+  std::unordered_map<std::uint32_t, std::uint32_t> between_;
 };
 
 // What is known about a forward op when its module is decided (0: nothing).
@@ -88,8 +111,10 @@ inline std::uint32_t forward_module(const ModuleTree& tree, const ModuleClues& c
   if (c.parameter != 0) return c.parameter;
   if (c.scope != 0) return c.scope;
   if (c.enclosed) return c.enclosing;
-  if (c.last_parameter != 0)
+  if (c.last_parameter != 0) {
+    if (const std::uint32_t between = tree.between(c.last_parameter)) return between;
     return tree.has_children(c.last_parameter) ? c.last_parameter : tree.parent(c.last_parameter);
+  }
   return 0;
 }
 
