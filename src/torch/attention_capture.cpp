@@ -58,6 +58,7 @@ class AttentionOverride : public detail::OpOverride {
     detail::ModuleClues clues;
     clues.scope = detail::current_scope_id();
     clues.last_parameter = last_parameter_;
+    clues.op = "aten::softmax";
     const std::uint32_t module = detail::forward_module(tree_, clues);
     std::string layer(module == 0 ? std::string_view("(top level)") : names_.name(module));
     on_attention(layer, probs.reshape({batch_, heads, n, n}), stack);

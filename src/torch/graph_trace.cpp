@@ -247,6 +247,7 @@ struct Trace {
       clues.parameter = paths.intern(weight_module);
       clues.scope = !scopes.empty() ? paths.intern(scopes.back()) : detail::current_scope_id();
       clues.last_parameter = after_weight ? paths.intern(last_weight_module) : 0;
+      clues.op = node.op_type;
       node.module = std::string(paths.name(detail::forward_module(tree, clues)));
       if (!weight_module.empty()) {
         last_weight_module = weight_module;

@@ -24,13 +24,15 @@
 // A torch::nn::Sequential runs its children in order and nothing else, so in
 // Sequential(Linear, ReLU, Linear) every op after the first Linear's and before the second's runs
 // in the ReLU, which has no parameter to place it by (rule 4 said the Sequential). The ReLU is
-// named when that is certain: exactly one child between two, that one without parameters, and
-// the two of a kind whose forward is its parameters' op alone (Linear, Conv with zero padding,
+// named when that is certain: the children between two layers have no parameters, and the two
+// layers are of a kind whose forward is its parameters' op alone (Linear, Conv with zero padding,
 // Embedding, the norms, PReLU: nothing runs after the first's op nor before the second's, but for
-// BatchNorm's count of batches, a buffer's add_). Two children between (ReLU, Dropout), a GRU or
-// a module of the user's beside it (its forward may run ops of its own after or before its
-// parameters'), or a last child (its ops and those of the Sequential's caller after it look the
-// same) keep rule 4's answer.
+// BatchNorm's count of batches, a buffer's add_); then one child between runs every op there,
+// and of several (ReLU, Dropout), each of a kind whose ops are known (an activation's, dropout's,
+// none for Flatten or Identity), the one whose kind runs the op does. A GRU or a module of the
+// user's on either side (its forward may run ops of its own after or before its parameters'), a
+// child of another kind among several, an op that none or two of them run, or a last child (its
+// ops and those of the Sequential's caller after it look the same) keep rule 4's answer.
 // Backward: the autograd sequence numbers a forward op consumed (at::sequence_number::peek()
 // before and after it: its node and its inner ops' nodes) record its module in a ring indexed by
 // number (SequenceModules); a backward node with the same number (Node::sequence_nr) looks it up,
@@ -81,20 +83,35 @@ class ModuleTree {
     return it == parent_.end() ? 0 : it->second;
   }
   bool has_children(std::uint32_t module) const noexcept { return has_children_.count(module) != 0; }
-  // Note [Between two layers of a Sequential]: `module` runs every op after `layer`'s until the
-  // next parameter read.
-  void add_between(std::uint32_t layer, std::uint32_t module) { between_[layer] = module; }
-  // The module that runs the ops after `layer`'s, 0 when not known.
-  std::uint32_t between(std::uint32_t layer) const noexcept {
+  // Note [Between two layers of a Sequential]: a child between two layers, and the ops its kind
+  // runs (unused for the one child between two layers, which runs every op there).
+  struct Child {
+    std::uint32_t module = 0;
+    std::span<const std::string_view> ops;
+  };
+  // `children` run every op after `layer`'s until the next parameter read.
+  void add_between(std::uint32_t layer, std::vector<Child> children) {
+    between_[layer] = std::move(children);
+  }
+  // The module that runs `op` after `layer`'s, 0 when not known.
+  std::uint32_t between(std::uint32_t layer, std::string_view op) const noexcept {
     if (between_.empty()) return 0;
     const auto it = between_.find(layer);
-    return it == between_.end() ? 0 : it->second;
+    if (it == between_.end()) return 0;
+    if (it->second.size() == 1) return it->second.front().module;
+    std::uint32_t found = 0;
+    for (const Child& child : it->second) {
+      if (std::find(child.ops.begin(), child.ops.end(), op) == child.ops.end()) continue;
+      if (found != 0) return 0;  // two children run it
+      found = child.module;
+    }
+    return found;
   }
 
  private:
   std::unordered_map<std::uint32_t, std::uint32_t> parent_;
   std::unordered_map<std::uint32_t, bool> has_children_;
-  std::unordered_map<std::uint32_t, std::uint32_t> between_;
+  std::unordered_map<std::uint32_t, std::vector<Child>> between_;
 };
 
 // What is known about a forward op when its module is decided (0: nothing).
@@ -104,6 +121,7 @@ struct ModuleClues {
   std::uint32_t enclosing = 0;       // the module of the op that called this one
   bool enclosed = false;             // there is such an op (its module may be the top level, 0)
   std::uint32_t last_parameter = 0;  // the module of the thread's last parameter-reading op this step
+  std::string_view op;               // the op's name ("aten::relu")
 };
 
 // Note [Module of an op]: the module of a forward op.
@@ -112,7 +130,7 @@ inline std::uint32_t forward_module(const ModuleTree& tree, const ModuleClues& c
   if (c.scope != 0) return c.scope;
   if (c.enclosed) return c.enclosing;
   if (c.last_parameter != 0) {
-    if (const std::uint32_t between = tree.between(c.last_parameter)) return between;
+    if (const std::uint32_t between = tree.between(c.last_parameter, c.op)) return between;
     return tree.has_children(c.last_parameter) ? c.last_parameter : tree.parent(c.last_parameter);
   }
   return 0;

@@ -249,6 +249,7 @@ void prepare(AttachState& s, ThreadState& t, const c10::FunctionSchema& schema,
       clues.enclosed = t.enclosed;
       clues.enclosing = t.enclosing_module;
       clues.last_parameter = t.last_module;
+      clues.op = call.info->name;
       call.module = forward_module(s.modules, clues);
       if (parameter_module != 0) t.last_module = parameter_module;
     }

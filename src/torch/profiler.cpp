@@ -307,6 +307,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
           clues.enclosed = enclosing != nullptr && !enclosing->node;
           clues.enclosing = clues.enclosed ? enclosing->module : 0;
           clues.last_parameter = t.last_module;
+          clues.op = fn.name();
           f.module = forward_module(s->modules, clues);
           if (parameter_module != 0) t.last_module = parameter_module;
           f.view = is_view(t, fn);

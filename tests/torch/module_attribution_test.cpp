@@ -138,19 +138,32 @@ std::string modules_of(const std::set<Key>& seen, const std::string& op, Phase p
 }
 
 // The child without parameters between two linear layers runs the ops between them, forward and
-// backward; two children between, or a last one, leave their ops to the Sequential. The profiler
-// files each op where the adapter names it.
-TEST(ModuleAttribution, TheOneChildBetweenTwoLayersOfASequentialRunsTheOpsBetweenThem) {
+// backward; of two between (Tanh, Dropout), the one whose kind runs the op. A child whose ops are
+// not known (a Functional) among several, or a last child, leaves them to the Sequential. The
+// profiler files each op where the adapter names it.
+TEST(ModuleAttribution, TheChildBetweenTwoLayersOfASequentialRunsTheOpsBetweenThem) {
   struct Net : nn::Module {
-    nn::Sequential body{nn::Linear(6, 16), nn::ReLU(),        nn::Linear(16, 16), nn::Tanh(),
-                        nn::Dropout(0.1),  nn::Linear(16, 3), nn::Sigmoid()};
+    nn::Sequential body{nn::Linear(6, 16),
+                        nn::ReLU(),
+                        nn::Linear(16, 16),
+                        nn::Tanh(),
+                        nn::Dropout(0.1),
+                        nn::Linear(16, 16),
+                        nn::Functional([](const at::Tensor& h) { return h * 2.0; }),
+                        nn::ReLU(),
+                        nn::Linear(16, 3),
+                        nn::Sigmoid()};
     Net() { register_module("body", body); }
   } net;
   const Seen seen = observe(net, [&](const at::Tensor& x) { return net.body->forward(x); }, {8, 6});
   for (const auto& [op, module, phase] : std::vector<Key>{
            {"aten::relu", "body.1", Phase::forward},
            {"aten::threshold_backward", "body.1", Phase::backward},
-           {"aten::tanh", "body", Phase::forward},     // Tanh and Dropout between: which, unknown
+           {"aten::tanh", "body.3", Phase::forward},
+           {"aten::tanh_backward", "body.3", Phase::backward},
+           {"aten::dropout", "body.4", Phase::forward},
+           {"aten::mul", "body", Phase::forward},      // the Functional's, beside a ReLU
+           {"aten::relu", "body", Phase::forward},     // that ReLU
            {"aten::sigmoid", "body", Phase::forward},  // last: its op and the loss's look the same
        }) {
     EXPECT_TRUE(seen.adapter.contains(Key{op, module, phase}))
