@@ -269,8 +269,13 @@ void detail::AttachState::begin_pass(std::int64_t at, Tier pass_tier, bool repla
     if (!intercepting) continue;  // Note [Op steps]: a watch step between the observed ones
     auto view = view_of(p.tensor);
     if (!view) continue;
-    p.value_finite = deliver({at, Phase::forward, Role::parameter, module_paths().name(p.module),
-                              module_paths().name(p.name), *view, std::nullopt});
+    Observation value{
+        at,    Phase::forward, Role::parameter, module_paths().name(p.module), module_paths().name(p.name),
+        *view, std::nullopt};
+    // Rule unused_parameters: a parameter whose gradient is sparse gets no gradient observation.
+    const at::Tensor& grad = p.tensor.grad();
+    value.trainable = p.tensor.requires_grad() && !(grad.defined() && grad.layout() != at::kStrided);
+    p.value_finite = deliver(value);
     // A frozen parameter (requires_grad false: a fine-tuned model's backbone) is not meant to
     // move: its update of 0 would read as a layer that does not learn.
     if (!replaying && options.track_updates && p.tensor.requires_grad() && trackable(p.tensor)) {

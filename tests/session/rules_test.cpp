@@ -2,6 +2,7 @@
 // healthy run.
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "session_test_util.hpp"
 
@@ -697,6 +698,44 @@ TEST(Rules, SpectralRankCollapse) {
   ASSERT_EQ(summary.spectral.size(), 2u);  // both measured, sorted by name
   EXPECT_EQ(summary.spectral[1].step, 5);
   EXPECT_EQ(summary.spectral[1].parameter, "proj.weight");
+}
+
+// A parameter that takes gradients and never gets one, over 100 steps with a backward: reported
+// once, at the 100th such step. Steps without gradients (an evaluation) do not count; a frozen
+// parameter, one whose producer does not say, one said trainable and later not (a sparse
+// gradient), and one whose gradient came once are not reported.
+TEST(Rules, UnusedParameters) {
+  Session session(testing::quiet_config());
+  const std::vector<float> w = normal(16, 0.0f, 0.3f, 1);
+  const auto value = [&](std::int64_t step, std::string_view module, std::string_view name,
+                         std::optional<bool> trainable) {
+    Observation o = tensor(step, Role::parameter, module, name, w, {4, 4});
+    o.trainable = trainable;
+    session.observe(o);
+  };
+  for (std::int64_t step = 0; step < 130; ++step) {
+    session.begin_step(step);
+    if (step % 10 == 0) {  // the values come on sampled steps, as in watch
+      value(step, "a", "a.weight", true);
+      value(step, "u", "u.weight", true);
+      value(step, "frozen", "frozen.weight", false);
+      value(step, "n", "n.weight", std::nullopt);
+      value(step, "sparse", "sparse.weight", step == 0);
+      value(step, "late", "late.weight", true);
+    }
+    const bool evaluation = step >= 60 && step < 70;
+    if (!evaluation) session.observe(tensor(step, Role::gradient, "a", "a.weight", w, {4, 4}));
+    if (step == 50) session.observe(tensor(step, Role::gradient, "late", "late.weight", w, {4, 4}));
+    session.end_step(step, std::nullopt);
+  }
+  const auto unused = with_rule(session.findings(), "unused_parameters");
+  ASSERT_EQ(unused.size(), 1u) << testing::describe(session.findings());
+  EXPECT_EQ(unused[0].module, "u");
+  EXPECT_EQ(unused[0].op, "u.weight");
+  EXPECT_EQ(unused[0].step, 109);  // 60 steps with gradients, 10 without, 40 more
+  EXPECT_EQ(unused[0].count, 1);
+  EXPECT_EQ(unused[0].evidence_value("steps"), 100);
+  EXPECT_EQ(unused[0].evidence_value("since_step"), 0);
 }
 
 TEST(Rules, DisabledRulesStaySilent) {

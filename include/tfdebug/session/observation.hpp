@@ -104,6 +104,11 @@ struct Observation {
   // an activation function: a reduction or a layer over dead ReLUs only echoes them).
   static constexpr std::int8_t kNoUnits = -2;
   std::int8_t unit_dim = -1;
+  // Parameters only: whether the parameter takes gradients (LibTorch's requires_grad) and its
+  // producer delivers them, when it knows (rule unused_parameters: one whose gradient never comes
+  // is unused); false for a frozen parameter, and for one whose gradients it does not deliver (a
+  // sparse gradient); nullopt: not said, not judged.
+  std::optional<bool> trainable = std::nullopt;
 
   // inputs_finite when the producer set it, else the answer of `inputs`, else nullopt.
   std::optional<bool> resolve_inputs_finite() const {
