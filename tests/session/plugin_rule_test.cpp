@@ -96,9 +96,9 @@ void run_steps(Session& session, const std::vector<float>& big, const std::vecto
 TEST(PluginRule, IsRegisteredAfterTheBuiltInRulesInTheirOrder) {
   std::vector<std::string> sections;
   for (const auto& info : RuleRegistry::instance().rules()) sections.push_back(info->section);
-  const std::vector<std::string> builtin = {"nonfinite",    "headroom",     "dead_units",
-                                            "saturation",   "spectral",     "gradients",
-                                            "update_ratio", "weight_scale", "loss"};
+  const std::vector<std::string> builtin = {"nonfinite",    "headroom",  "dead_units",   "saturation",
+                                            "spectral",     "gradients", "update_ratio", "unused_parameters",
+                                            "weight_scale", "loss"};
   ASSERT_GE(sections.size(), builtin.size() + 1);
   EXPECT_EQ(std::vector<std::string>(sections.begin(), sections.begin() + std::ptrdiff_t(builtin.size())),
             builtin);
