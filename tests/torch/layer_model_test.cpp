@@ -40,6 +40,7 @@ class TorchLayerModelTest : public ::testing::Test {
  protected:
   void SetUp() override {
     torch::manual_seed(7);
+    net = Cnn();  // its weights from the seed (the member's were drawn before it)
     net->eval();
     x = torch::randn({2, 1, 8, 8});
   }
