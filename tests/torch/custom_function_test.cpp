@@ -68,10 +68,7 @@ TEST(CustomFunction, AnInfinityMadeByAHandWrittenGradientIsNamedInBackward) {
       }
     }
     const auto findings = session.finish().findings;
-    const tfdebug::Finding* f = nullptr;
-    for (const auto& candidate : findings) {
-      if (candidate.rule == "nonfinite" && f == nullptr) f = &candidate;
-    }
+    const tfdebug::Finding* f = tfdebug::testing::first_finding(findings, "nonfinite");
     ASSERT_NE(f, nullptr) << tfdebug::testing::findings_text(findings);
     EXPECT_EQ(f->op, "aten::div") << f->message;
     EXPECT_EQ(f->phase, tfdebug::Phase::backward) << f->message;

@@ -218,10 +218,7 @@ TEST(ModuleAttribution, ANonFiniteValueMadeInAChildWithoutParametersNamesIt) {
       }
     }
     const auto findings = session.finish().findings;
-    const tfdebug::Finding* nonfinite = nullptr;
-    for (const auto& f : findings) {
-      if (f.rule == "nonfinite" && nonfinite == nullptr) nonfinite = &f;
-    }
+    const tfdebug::Finding* nonfinite = tfdebug::testing::first_finding(findings, "nonfinite");
     ASSERT_NE(nonfinite, nullptr) << tfdebug::testing::findings_text(findings);
     EXPECT_EQ(nonfinite->op, "aten::log") << nonfinite->message;
     EXPECT_EQ(nonfinite->module, "1") << nonfinite->message;
