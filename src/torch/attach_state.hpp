@@ -62,7 +62,10 @@ struct ThreadState {
   std::uint64_t generation = 0;            // the step generation these fields belong to
   std::uint32_t last_module = 0;           // forward: the last parameter-reading op's module
   std::uint32_t last_backward_module = 0;  // backward: the last node's module
-  std::vector<std::uint32_t> scopes;       // tfdebug::torch::Scope and USER_SCOPE paths
+  // Note [A custom function's node]: the autograd sequence number after the thread's last
+  // forward op this step (UINT64_MAX: none yet).
+  std::uint64_t sequence_end = UINT64_MAX;
+  std::vector<std::uint32_t> scopes;  // tfdebug::torch::Scope and USER_SCOPE paths
   // Note [Module of an op] (3): the op running on this thread whose inner ops are intercepted too
   // (AttachOptions::nested_ops), and its module.
   bool enclosed = false;

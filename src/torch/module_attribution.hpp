@@ -257,6 +257,26 @@ inline void remember_module(SequenceModules& modules, std::uint64_t first, std::
   for (std::uint64_t n = first; n < end && n < first + 4096; ++n) modules.remember(std::int64_t(n), module);
 }
 
+// Note [A custom function's node]
+// A custom autograd function (torch::autograd::Function) makes its backward node before its
+// forward runs, and no intercepted op makes it: the number the node took sits between the
+// previous forward op's numbers and the next's, and backward_module's look-back gave it the
+// previous op's module (fc1's, for a function applied after fc1 in a module of its own: a NaN of
+// its hand-written gradient was named in a layer that did nothing wrong). Its forward runs
+// without grad mode, right after: so the numbers taken since the last forward op on this thread
+// (`last_end`), when the op that follows them runs without grad mode, are a custom function's
+// node and go to that op's module, where its forward's ops are. A view's node (taken with grad
+// mode on) keeps the look-back to the op before it. `last_end`: UINT64_MAX when unknown (a new
+// step); it becomes `end`.
+inline void remember_module_after(SequenceModules& modules, std::uint64_t& last_end, std::uint64_t first,
+                                  std::uint64_t end, std::uint32_t module, bool grad_mode) noexcept {
+  constexpr std::uint64_t kNodesOfOneCall = 4;  // the function's node, and views of its inputs
+  if (!grad_mode && last_end < first && first - last_end <= kNodesOfOneCall)
+    remember_module(modules, last_end, first, module);
+  remember_module(modules, first, end, module);
+  last_end = end;
+}
+
 // Every module of `root` interned in `names` (the root is ""), with its parent, and each
 // parameter's storage with its module.
 void map_modules(::torch::nn::Module& root, Interner& names, ModuleTree& tree, StorageModules& storage);

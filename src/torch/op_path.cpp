@@ -190,6 +190,7 @@ void prepare(AttachState& s, ThreadState& t, const c10::FunctionSchema& schema,
     t.generation = generation;
     t.last_module = 0;
     t.last_backward_module = 0;
+    t.sequence_end = UINT64_MAX;
     t.node = nullptr;
     t.channels_first = false;
     for (auto& seen : t.seen) seen = SeenTensor{};
@@ -384,9 +385,11 @@ void observe_output(AttachState& s, ThreadState& t, const OpCall& call, const at
     seen->finite = *finite ? 1 : 0;
 }
 
-void remember_sequences(AttachState& s, const OpCall& call, std::uint64_t first_sequence) {
-  // Note [Module of an op]: the autograd nodes this op made (its inner ops' too) are its module's.
-  remember_module(s.sequence_modules, first_sequence, at::sequence_number::peek(), call.module);
+void remember_sequences(AttachState& s, ThreadState& t, const OpCall& call, std::uint64_t first_sequence) {
+  // Note [Module of an op]: the autograd nodes this op made (its inner ops' too) are its module's;
+  // Note [A custom function's node]: and a custom function's made just before it.
+  remember_module_after(s.sequence_modules, t.sequence_end, first_sequence, at::sequence_number::peek(),
+                        call.module, at::GradMode::is_enabled());
 }
 
 }  // namespace tfdebug::torch::detail

@@ -33,7 +33,7 @@ inline void begin_op(AttachState& s, ThreadState& t, const c10::FunctionSchema& 
 }
 
 // After a forward op: every autograd sequence number it consumed gets its module.
-void remember_sequences(AttachState& s, const OpCall& call, std::uint64_t first_sequence);
+void remember_sequences(AttachState& s, ThreadState& t, const OpCall& call, std::uint64_t first_sequence);
 // One output of an observed op.
 void observe_output(AttachState& s, ThreadState& t, const OpCall& call, const at::Tensor& tensor,
                     std::size_t index);
@@ -46,7 +46,7 @@ template <typename ForEachOutput>
 void after_op(AttachState& s, ThreadState& t, const OpCall& call, std::uint64_t first_sequence,
               const ForEachOutput& for_each_output) {
   if (call.info == nullptr) return;
-  if (call.phase == Phase::forward) remember_sequences(s, call, first_sequence);
+  if (call.phase == Phase::forward) remember_sequences(s, t, call, first_sequence);
   if (!call.observe) return;
   try {
     for_each_output(

@@ -24,6 +24,7 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/record_function.h>
+#include <c10/core/GradMode.h>
 #include <sys/syscall.h>
 #include <torch/csrc/autograd/graph_task.h>
 #include <unistd.h>
@@ -258,6 +259,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
       t.generation = generation;
       t.last_module = 0;
       t.last_backward_module = 0;
+      t.sequence_end = UINT64_MAX;
     }
     f.op = op_id(*s, t, fn.name());
     if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION) {
@@ -353,9 +355,11 @@ void on_end(const at::RecordFunction& /*fn*/, at::ObserverContext* /*context*/) 
       flush_pending(t);
       return;
     }
-    // Note [Module of an op]: the autograd nodes this op made (its inner ops' too) are its module's.
+    // Note [Module of an op]: the autograd nodes this op made (its inner ops' too) are its module's;
+    // Note [A custom function's node]: and a custom function's made just before it.
     if (f.first_sequence != UINT64_MAX && !f.view)
-      remember_module(s->sequence_modules, f.first_sequence, at::sequence_number::peek(), f.module);
+      remember_module_after(s->sequence_modules, t.sequence_end, f.first_sequence,
+                            at::sequence_number::peek(), f.module, at::GradMode::is_enabled());
     if (!f.active) {
       t.pending.resize(std::min(t.pending.size(), f.pending_mark));
       return;

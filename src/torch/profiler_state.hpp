@@ -123,7 +123,10 @@ struct ThreadData {
   std::uint64_t generation = 0;
   std::uint32_t last_module = 0;
   std::uint32_t last_backward_module = 0;  // the module of the last backward node on this thread
-  std::vector<std::uint32_t> nodes;        // modules of the backward nodes running
+  // Note [A custom function's node]: the autograd sequence number after the thread's last
+  // forward op this step (UINT64_MAX: none yet).
+  std::uint64_t sequence_end = UINT64_MAX;
+  std::vector<std::uint32_t> nodes;  // modules of the backward nodes running
   // The innermost Scope's id in module_paths() and in this profiler's names (a cache).
   std::uint32_t scope_path = 0;
   std::uint32_t scope_name = 0;
