@@ -418,15 +418,17 @@ TEST(Rules, LossSpikeTenTimesTheLargestLoss) {
 TEST(Rules, LossSpikeByRobustZScore) {
   Session session(testing::quiet_config());
   // Noisy losses around 2.0 (below 10x the max), then 3.2: z = (3.2 - 2.0) / (1.4826 * MAD), and
-  // 1.6x the median. The same jump at step 25, before a whole window of losses, is not judged.
-  for (std::int64_t step = 0; step < 60; ++step) {
+  // 1.6x the median. The same jump at step 25, before a whole window of losses, is not judged
+  // (and is out of the window by step 80).
+  for (std::int64_t step = 0; step < 85; ++step) {
     session.begin_step(step);
-    const double loss = step == 25 || step == 55 ? 3.2 : 2.0 + 0.01 * double((step * 7) % 5 - 2);
+    const double loss = step == 25 || step == 80 ? 3.2 : 2.0 + 0.01 * double((step * 7) % 5 - 2);
     session.end_step(step, loss);
   }
   const auto spikes = with_rule(session.findings(), "loss_spike");
   ASSERT_EQ(spikes.size(), 1u) << testing::describe(session.findings());
-  EXPECT_EQ(spikes[0].step, 55);
+  EXPECT_EQ(spikes[0].step, 80);
+  EXPECT_NEAR(spikes[0].evidence_value("window_max"), 2.02, 1e-12);
   EXPECT_GT(spikes[0].evidence_value("z"), 6.0);
   EXPECT_TRUE(std::isnan(spikes[0].evidence_value("ratio_to_max")) ||
               spikes[0].evidence_value("ratio_to_max") < 10);
@@ -441,6 +443,27 @@ TEST(Rules, MiniBatchNoiseOnAPlateauIsNoSpike) {
     session.end_step(step, loss);  // 0.30 is z ~ 30 over the MAD, but 1.2x the median
   }
   EXPECT_TRUE(with_rule(session.findings(), "loss_spike").empty()) << testing::describe(session.findings());
+}
+
+// Note [The window's own noise]: a classifier near its fit, most batches ~0.03 and one in ten
+// holding a confidently wrong example (0.15-0.25, z > 6, 5-8x the median): none is a spike; a
+// batch at 0.6, twice as far above the median as any in the window and more, is.
+TEST(Rules, ALevelTheWindowReachedIsNoSpike) {
+  const auto run = [](double last) {
+    Session session(testing::quiet_config());
+    for (std::int64_t step = 0; step < 120; ++step) {
+      session.begin_step(step);
+      const double noise = 0.002 * double((step * 7) % 5 - 2);
+      const double hard = step % 10 == 7 ? 0.15 + 0.01 * double(step % 11) : 0.0;
+      session.end_step(step, step < 5 ? 0.7 : step == 115 ? last : 0.03 + noise + hard);
+    }
+    return with_rule(session.findings(), "loss_spike");
+  };
+  EXPECT_TRUE(run(0.26).empty()) << testing::describe(run(0.26));
+  const auto spikes = run(0.6);
+  ASSERT_EQ(spikes.size(), 1u);
+  EXPECT_EQ(spikes[0].step, 115);
+  EXPECT_GT(spikes[0].evidence_value("window_max"), 0.15);
 }
 
 // A converged loss is tiny: a hard batch 4x its median (z ~ 30) is a jump of 0.1% of the loss

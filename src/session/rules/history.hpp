@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <vector>
 
 namespace tfdebug::detail {
@@ -23,6 +24,10 @@ class Ring {
   // median_absolute_deviation(values(), median) without a copy, from the sorted values: the
   // loss rule asks for it every step.
   double median_absolute_deviation(double median) const noexcept;
+  // The largest value kept (NaN when empty).
+  double max() const noexcept {
+    return sorted_.empty() ? std::numeric_limits<double>::quiet_NaN() : sorted_.back();
+  }
 
  private:
   std::vector<double> values_;

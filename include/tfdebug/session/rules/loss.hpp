@@ -28,6 +28,11 @@ struct LossRule {
   // converged loss is tiny, and a hard batch lifting it from 0.0004 to 0.0016 (4x, z 10) undoes
   // nothing of what training did (an MLP with LayerNorm and tanh whose loss fell from 1.4).
   double min_spike_share = 0.05;
+  // ... and when the jump is at least this many times the largest jump above the median among the
+  // window's losses: a level the window's own batches reached is the task's noise. A classifier
+  // near its fit has batches with one confidently wrong example: a breast-cancer MLP at a median
+  // of 0.03 had batches at 0.15-0.27 every 10-40 steps, each z 6-13 and 5-8x the median.
+  double min_spike_over_window = 2.0;
   int divergence_window = 10;  // median of this many recent losses ...
   // ... above factor x the lowest median of `window` losses so far: divergence (the lowest
   // median of divergence_window losses would be a run of lucky batches on a noisy task).
@@ -45,6 +50,7 @@ struct LossRule {
         .real("max_z", &LossRule::max_z, Range::positive)
         .real("min_spike_ratio", &LossRule::min_spike_ratio, Range::positive)
         .real("min_spike_share", &LossRule::min_spike_share, Range::fraction)
+        .real("min_spike_over_window", &LossRule::min_spike_over_window, Range::positive)
         .integer("divergence_window", &LossRule::divergence_window, Range::positive)
         .real("divergence_factor", &LossRule::divergence_factor, Range::positive)
         .real("divergence_give_back", &LossRule::divergence_give_back, Range::fraction);
