@@ -1,0 +1,144 @@
+// Classifiers trained on real data sets, as a user would train them: an MLP on the breast-cancer
+// set (tests/data/breast_cancer.csv, 569 x 30) and on the 8x8 digits (examples/data, 1797 x 64).
+// Near its fit a classifier's batch losses are skewed (most batches almost 0, a batch holding one
+// confidently wrong example far above): that is no loss spike (Note [The window's own noise] in
+// src/session/rules/loss.cpp). The same MLP on the raw cancer features (areas in the thousands
+// beside ratios below 1) kills ReLUs, which is said.
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <gtest/gtest.h>
+#include <torch/nn/functional/loss.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/optim/adam.h>
+#include <torch/optim/sgd.h>
+
+#include <cstdint>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "findings_text.hpp"
+#include "tfdebug/session/session.hpp"
+#include "tfdebug/torch/attach.hpp"
+
+namespace {
+
+using tfdebug::Finding;
+using tfdebug::Tier;
+using tfdebug::testing::findings_text;
+
+struct DataSet {
+  at::Tensor x;
+  at::Tensor y;
+};
+
+// 569 rows of 30 features and a 0/1 label (the header line says the counts).
+DataSet breast_cancer() {
+  std::ifstream in(std::string(TFDEBUG_SOURCE_DIR) + "/tests/data/breast_cancer.csv");
+  std::string line;
+  std::getline(in, line);
+  std::vector<float> x;
+  std::vector<std::int64_t> y;
+  while (std::getline(in, line)) {
+    std::stringstream cells(line);
+    std::string cell;
+    std::vector<float> row;
+    while (std::getline(cells, cell, ',')) row.push_back(std::stof(cell));
+    y.push_back(static_cast<std::int64_t>(row.back()));
+    row.pop_back();
+    x.insert(x.end(), row.begin(), row.end());
+  }
+  return {::torch::tensor(x).reshape({-1, 30}), ::torch::tensor(y)};
+}
+
+// 1797 images of 8x8 pixels (0..16), f32, and their digits.
+DataSet digits() {
+  const std::string dir = std::string(TFDEBUG_SOURCE_DIR) + "/examples/data/";
+  std::ifstream pixels(dir + "digits_1797x64.f32", std::ios::binary);
+  std::vector<float> x(1797 * 64);
+  pixels.read(reinterpret_cast<char*>(x.data()), std::streamsize(x.size() * sizeof(float)));
+  std::ifstream labels(dir + "digits_labels_1797.txt");
+  std::vector<std::int64_t> y;
+  for (std::int64_t digit = 0; labels >> digit;) y.push_back(digit);
+  return {::torch::tensor(x).reshape({1797, 64}) / 16.0, ::torch::tensor(y)};
+}
+
+struct Mlp : ::torch::nn::Module {
+  Mlp(std::int64_t in, std::int64_t hidden, std::int64_t out)
+      : a(register_module("a", ::torch::nn::Linear(in, hidden))),
+        b(register_module("b", ::torch::nn::Linear(hidden, hidden))),
+        c(register_module("c", ::torch::nn::Linear(hidden, out))) {}
+  at::Tensor forward(const at::Tensor& x) { return c(::torch::relu(b(::torch::relu(a(x))))); }
+  ::torch::nn::Linear a, b, c;
+};
+
+// 300 steps of mini-batches drawn from the set, in `tier`; the findings.
+std::vector<Finding> train(const DataSet& data, Mlp& net, ::torch::optim::Optimizer& opt, std::int64_t batch,
+                           Tier tier) {
+  tfdebug::RunConfig run;
+  run.tier = tier;
+  tfdebug::Session session(run);
+  {
+    auto debug = tfdebug::torch::attach(session, net);
+    for (std::int64_t step = 0; step < 300; ++step) {
+      const auto rows = ::torch::randint(data.x.size(0), {batch});
+      const auto x = data.x.index_select(0, rows);
+      const auto y = data.y.index_select(0, rows);
+      debug.step(step, [&] {
+        opt.zero_grad();
+        auto loss = ::torch::nn::functional::cross_entropy(net.forward(x), y);
+        loss.backward();
+        opt.step();
+        return loss.item<double>();
+      });
+    }
+  }
+  return session.finish().findings;
+}
+
+TEST(RealData, AClassifierNearItsFitRaisesNoLossSpike) {
+  const DataSet cancer = breast_cancer();
+  ASSERT_EQ(cancer.x.size(0), 569);
+  const DataSet standardised{(cancer.x - cancer.x.mean(0)) / cancer.x.std(0), cancer.y};
+  const DataSet images = digits();
+  ASSERT_EQ(images.y.size(0), 1797);
+  for (std::uint64_t seed : {1, 2}) {
+    at::set_num_threads(1);
+    ::torch::manual_seed(seed);
+    Mlp small(30, 32, 2);
+    ::torch::optim::Adam adam(small.parameters(), 1e-3);
+    const auto quiet = train(standardised, small, adam, 32, Tier::watch);
+    EXPECT_TRUE(quiet.empty()) << "cancer, seed " << seed << ":\n" << findings_text(quiet);
+
+    ::torch::manual_seed(seed);
+    Mlp wide(64, 128, 10);
+    ::torch::optim::SGD sgd(wide.parameters(), ::torch::optim::SGDOptions(0.05).momentum(0.9));
+    const auto run = train(images, wide, sgd, 64, Tier::watch);
+    for (const Finding& f : run) {
+      EXPECT_NE(f.rule, "loss_spike") << "digits, seed " << seed << ": " << f.message;
+      EXPECT_NE(f.severity, tfdebug::Severity::error) << f.message;
+    }
+  }
+}
+
+// Features of unequal scale (cell areas in the thousands beside ratios below 1) saturate the first
+// layer's pre-activations: 40-47% of the ReLUs after it never fire, in both tiers.
+TEST(RealData, RawFeaturesKillReluUnits) {
+  const DataSet cancer = breast_cancer();
+  for (Tier tier : {Tier::watch, Tier::diagnose}) {
+    at::set_num_threads(1);
+    ::torch::manual_seed(1);
+    Mlp net(30, 32, 2);
+    ::torch::optim::Adam adam(net.parameters(), 1e-3);
+    const auto findings = train(cancer, net, adam, 32, tier);
+    const Finding* dead = tfdebug::testing::first_finding(findings, "dead_units");
+    ASSERT_NE(dead, nullptr) << findings_text(findings);
+    EXPECT_GE(dead->evidence_value("fraction"), 0.3) << dead->message;
+    EXPECT_EQ(dead->evidence_value("units"), 32) << dead->message;
+    EXPECT_EQ(dead->module, "") << dead->message;  // relu(a(x)) in the model's own forward
+  }
+}
+
+}  // namespace
