@@ -10,6 +10,9 @@
 #include <torch/optim/adam.h>
 #include <torch/optim/sgd.h>
 
+#include <functional>
+#include <vector>
+
 #include "findings_text.hpp"
 #include "tfdebug/session/session.hpp"
 #include "tfdebug/torch/attach.hpp"
@@ -43,33 +46,41 @@ struct Net : ::torch::nn::Module {
   ::torch::nn::Linear fc1, head;
 };
 
+// `steps` steps of Adam on random batches (16 x 6, 3 classes), each handed to Attachment::step
+// in `tier`; `forward(step, batch)` is the model's output. The run's findings.
+std::vector<tfdebug::Finding> train(::torch::nn::Module& net, Tier tier, std::int64_t steps,
+                                    const std::function<at::Tensor(std::int64_t, at::Tensor)>& forward) {
+  at::set_num_threads(1);
+  ::torch::optim::Adam opt(net.parameters(), 1e-3);
+  tfdebug::RunConfig run;
+  run.tier = tier;
+  tfdebug::Session session(run);
+  {
+    auto debug = tfdebug::torch::attach(session, net);
+    for (std::int64_t step = 0; step < steps; ++step) {
+      debug.step(step, [&] {
+        opt.zero_grad();
+        auto x = ::torch::randn({16, 6});
+        auto y = ::torch::randint(3, {16});
+        auto loss = ::torch::nn::functional::cross_entropy(forward(step, x), y);
+        loss.backward();
+        opt.step();
+        return loss.item<double>();
+      });
+    }
+  }
+  return session.finish().findings;
+}
+
 // The loss stays finite at step 30 (the forward clamps); the division makes +-Inf, the product
 // by 0 after it NaN, and every gradient of fc1 is NaN: watch replays the step and names the
 // division, as diagnose does.
 TEST(CustomFunction, AnInfinityMadeByAHandWrittenGradientIsNamedInBackward) {
   for (Tier tier : {Tier::watch, Tier::diagnose}) {
-    at::set_num_threads(1);
     ::torch::manual_seed(1);
     Net net;
-    ::torch::optim::Adam opt(net.parameters(), 1e-3);
-    tfdebug::RunConfig run;
-    run.tier = tier;
-    tfdebug::Session session(run);
-    {
-      auto debug = tfdebug::torch::attach(session, net);
-      for (std::int64_t step = 0; step < 40; ++step) {
-        debug.step(step, [&] {
-          opt.zero_grad();
-          auto x = ::torch::randn({16, 6});
-          auto y = ::torch::randint(3, {16});
-          auto loss = ::torch::nn::functional::cross_entropy(net.forward(x, step == 30), y);
-          loss.backward();
-          opt.step();
-          return loss.item<double>();
-        });
-      }
-    }
-    const auto findings = session.finish().findings;
+    const auto findings =
+        train(net, tier, 40, [&](std::int64_t step, at::Tensor x) { return net.forward(x, step == 30); });
     const tfdebug::Finding* f = tfdebug::testing::first_finding(findings, "nonfinite");
     ASSERT_NE(f, nullptr) << tfdebug::testing::findings_text(findings);
     EXPECT_EQ(f->op, "aten::div") << f->message;
@@ -122,40 +133,17 @@ struct LayerNet : ::torch::nn::Module {
   bool scoped_;
 };
 
-// A batch whose first row is zero at the bad step: fc1 (no bias) gives 0 there, the clamp keeps
-// the forward finite, and the hand-written gradient divides by 0.
-at::Tensor layer_batch(std::int64_t step, std::int64_t bad) {
-  auto x = ::torch::randn({16, 6});
-  if (step == bad) x[0].zero_();
-  return x;
-}
-
 // The division is named in backward at the bad step, in the module the function's forward ran in
 // (the scope's, or the top level's without one, as its forward ops are), never in fc1.
 TEST(CustomFunction, AHandWrittenGradientInAModuleOfItsOwnIsNotNamedAfterThePreviousLayer) {
   for (bool scoped : {false, true}) {
     for (Tier tier : {Tier::watch, Tier::diagnose}) {
-      at::set_num_threads(1);
       ::torch::manual_seed(2);
       LayerNet net(scoped);
-      ::torch::optim::Adam opt(net.parameters(), 1e-3);
-      tfdebug::RunConfig run;
-      run.tier = tier;
-      tfdebug::Session session(run);
-      {
-        auto debug = tfdebug::torch::attach(session, net);
-        for (std::int64_t step = 0; step < 20; ++step) {
-          debug.step(step, [&] {
-            opt.zero_grad();
-            auto y = ::torch::randint(3, {16});
-            auto loss = ::torch::nn::functional::cross_entropy(net.forward(layer_batch(step, 12)), y);
-            loss.backward();
-            opt.step();
-            return loss.item<double>();
-          });
-        }
-      }
-      const auto findings = session.finish().findings;
+      const auto findings = train(net, tier, 20, [&](std::int64_t step, at::Tensor x) {
+        if (step == 12) x[0].zero_();  // fc1 (no bias) gives 0 there; the clamp keeps the forward finite
+        return net.forward(x);
+      });
       const tfdebug::Finding* f = tfdebug::testing::first_finding(findings, "nonfinite");
       ASSERT_NE(f, nullptr) << tfdebug::testing::findings_text(findings);
       SCOPED_TRACE(std::string(scoped ? "scoped, " : "") + (tier == Tier::watch ? "watch" : "diagnose"));
