@@ -7,6 +7,7 @@
 //
 //   torch_overhead [--model NAME] [--rounds N] [--steps N] [--default-only] [--no-anomaly]
 //                  [--modes LIST] [--split] [--clock wall|thread-cpu] [--malloc fixed|default]
+//                  [--no-samples] [--no-replay]
 //
 // --model: demo (the default: the demo's model at two sizes), mlp, cnn, encoder, gru, sigmoid,
 // or zoo (each of the five). --modes picks the modes to run, comma separated, from: off, off-again,
@@ -26,6 +27,8 @@
 // one 10 steps later (Note [Watch budget]); only rounds of more steps than that show the spacing
 // a run attached once gets (--steps 200).
 // --clock thread-cpu times each step by the calling thread's CPU time instead of wall time.
+// --no-samples: the watch modes sample their first step only, so that a row is the steps between
+// samples alone; --no-replay turns AttachOptions::replay off in every attached mode.
 // --malloc fixed (the default) pins glibc's heap before any mode runs: see Note [A fixed heap].
 // --malloc default leaves glibc's adaptive thresholds as they are.
 //
@@ -72,6 +75,10 @@ namespace {
 // shared cores disturbs far less (LibTorch runs the whole step on the calling thread here:
 // one intra-op thread, CPU autograd on the caller).
 bool g_thread_cpu_clock = false;
+// --no-samples: watch modes sample no step after the first (the steps between samples alone);
+// --no-replay: AttachOptions::replay off (what the replay's arming, hooks and checks cost).
+bool g_no_samples = false;
+bool g_no_replay = false;
 double now() {
   if (g_thread_cpu_clock) {
     timespec t{};
@@ -291,6 +298,11 @@ struct Runner {
     if (sink) {
       tfdebug::torch::AttachOptions options;
       if (mode == Mode::watch_fixed) options.watch_budget = 0;  // the fixed schedule
+      if (g_no_samples) {
+        options.watch_budget = 0;
+        options.watch_every = std::int64_t{1} << 40;
+      }
+      options.replay = !g_no_replay;
       debug.emplace(tfdebug::torch::attach(*sink, trainer->module(), options));
     }
     // The profiler as `tfdebug demo --profile` constructs it; one per run of steps (only one may
@@ -562,11 +574,12 @@ int usage() {
       stderr,
       "usage: torch_overhead [--model NAME] [--rounds N] [--steps N] [--default-only] [--no-anomaly]\n"
       "                      [--modes LIST] [--malloc fixed|default] [--split]\n"
-      "                      [--clock wall|thread-cpu]\n"
+      "                      [--clock wall|thread-cpu] [--no-samples] [--no-replay]\n"
       "  NAME: demo (default), mlp, cnn, encoder, gru, sigmoid or zoo (all five)\n"
       "  LIST: comma separated, from off, off-again, floor, watch-null, watch, watch-fixed, diagnose-null,\n"
       "  diagnose, anomaly, profiler, profiler-no-memory\n"
-      "  --split: the median of watch's sampled steps and of the others, apart\n");
+      "  --split: the median of watch's sampled steps and of the others, apart\n"
+      "  --no-samples: watch samples its first step only; --no-replay: AttachOptions::replay off\n");
   return 2;
 }
 
@@ -585,6 +598,10 @@ int main(int argc, char** argv) {
       default_only = true;
     } else if (std::strcmp(argv[i], "--split") == 0) {
       g_split = true;
+    } else if (std::strcmp(argv[i], "--no-samples") == 0) {
+      g_no_samples = true;
+    } else if (std::strcmp(argv[i], "--no-replay") == 0) {
+      g_no_replay = true;
     } else if (std::strcmp(argv[i], "--no-anomaly") == 0) {
       anomaly = false;
     } else if (std::strcmp(argv[i], "--model") == 0 && has_value) {
