@@ -23,7 +23,12 @@ async function shot(page, selector, file) {
 }
 
 const json = (name) => JSON.parse(fs.readFileSync(path.join(work, name), "utf8"));
-const fmt = (v) => String(Number(v.toPrecision(4))); // the page's TF.fmt for ordinary values
+// The page's TF.fmt: 4 significant digits, exponents below 1e-3 and from 1e5 on.
+const fmt = (v) => {
+  const a = Math.abs(v);
+  if (a !== 0 && (a >= 1e5 || a < 1e-3)) return v.toExponential(3).replace(/\.?0+e/, "e");
+  return String(Number(v.toPrecision(4)));
+};
 
 async function runPage(browser) {
   const { page, problems } = await open(browser, "run.html");

@@ -37,7 +37,8 @@ assert ig["target"] == e["target"] and ig["target_chosen"] == "top output" and i
 assert close(ig["attributions"], e["integrated_gradients"], 1e-4), (ig["attributions"], e["integrated_gradients"])
 assert abs(ig["output"] - e["f_x"]) < 1e-5 and abs(ig["reference_output"] - e["f_zero"]) < 1e-5
 assert abs(ig["delta"]) < 1e-3 and ig["evaluations"] == 52, ig
-assert j["ig7"]["attributions"] == ig["attributions"], "max_batch changed the answer"
+# up to BLAS rounding (OpenBLAS may block a product by its number of rows)
+assert close(j["ig7"]["attributions"], ig["attributions"], 1e-6), "max_batch changed the answer"
 assert close(j["gradient-x-input"]["attributions"], e["gradient_x_input"], 1e-5)
 for m in ["shap-exact", "kernel-shap", "csv"]:
     assert close(j[m]["attributions"], e["shapley"], 1e-5), (m, j[m]["attributions"], e["shapley"])
