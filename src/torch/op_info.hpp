@@ -32,6 +32,10 @@ struct OpInfo {
   // the next layer that is not a convolution or a normalisation of channels (Note [Channels]).
   bool convolution = false;
   bool channel_norm = false;  // batch_norm, instance_norm, group_norm: channels stay in dimension 1
+  // Note [Nothing to observe]: a factory whose values are finite whatever its arguments (zeros,
+  // ones, arange, rand, randn, randint, ...), or an op that returns no tensor and writes none
+  // (item, equal, is_nonzero).
+  bool nothing_to_observe = false;
 };
 
 OpInfo describe_op(const c10::FunctionSchema& schema);

@@ -195,9 +195,13 @@ void prepare(AttachState& s, ThreadState& t, const c10::FunctionSchema& schema,
     t.channels_first = false;
     for (auto& seen : t.seen) seen = SeenTensor{};
   }
+  call.info = &op_info(t, schema);
+  if (call.info->nothing_to_observe) {  // Note [Nothing to observe] (op_info.cpp): not registered unboxed
+    call.info = nullptr;
+    return;
+  }
   s.ops.fetch_add(1, std::memory_order_relaxed);
   const bool diagnose = s.tier.load(std::memory_order_relaxed) == Tier::diagnose;
-  call.info = &op_info(t, schema);
   // The boxed fallback's stack, or the unboxed kernel's arguments, hold at least the schema's.
   TFDEBUG_HOOK_CHECK(call.info->arguments <= stack.size(),
                      "an op's stack holds fewer values than its schema");
