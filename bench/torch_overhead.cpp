@@ -47,6 +47,7 @@
 #include <ATen/record_function.h>
 #include <torch/csrc/autograd/anomaly_mode.h>
 
+#include <dlfcn.h>
 #include <malloc.h>
 #include <algorithm>
 #include <chrono>
@@ -583,6 +584,23 @@ int usage() {
   return 2;
 }
 
+// Note [The BLAS core]
+// The step times, and so every ratio, depend on the BLAS kernels LibTorch's matrix products run:
+// OpenBLAS picks them by CPU model, and on a CPU it does not know (a VM's "Intel Xeon Processor"
+// with AVX-512, 2026-12-07) it falls back to its generic Prescott kernels, which made the zoo
+// MLP's step 0.70-0.85 ms where a recognised core ran it in 0.45-0.52 ms, and tfdebug's fixed
+// cost a step a smaller fraction of it. So the bench prints the core (OPENBLAS_CORETYPE chooses
+// one), found at run time: nothing links OpenBLAS itself.
+std::string blas_core() {
+  using Name = char* (*)();
+  auto* name = reinterpret_cast<Name>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+  if (name == nullptr) return "not OpenBLAS (or not loaded)";
+  std::string core = std::string("OpenBLAS, core ") + name();
+  if (const char* chosen = std::getenv("OPENBLAS_CORETYPE"))
+    core += std::string(" (OPENBLAS_CORETYPE=") + chosen + ")";
+  return core;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -643,6 +661,7 @@ int main(int argc, char** argv) {
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
   }
   at::set_num_threads(1);
+  std::printf("BLAS: %s\n", blas_core().c_str());  // Note [The BLAS core]
   if (model != "demo") {
     std::vector<tfdebug::demo::ZooModel> models;
     if (model == "zoo") {
