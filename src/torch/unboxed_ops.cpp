@@ -6,8 +6,10 @@
 // algebra, elementwise arithmetic, norms, softmax, activations and their backward ops) get an
 // unboxed kernel for kModeKey instead, generated from the op's at::_ops signature: it puts only
 // the tensor arguments on a small stack of IValues for prepare (a reference count each, no
-// allocation), calls the op through its typed redispatch, and observes the returned tensors as
-// they are. Every other op still reaches on_op.
+// allocation; a list of tensors, cat's and stack's, as one IValue list), calls the op through its
+// typed redispatch, and observes the returned tensors as they are. The ops found boxed in
+// the steps of the zoo's models (the batch's comparisons and gathers, conv2d and batch_norm,
+// fill_ from zero_grad, cat) get one too. Every other op still reaches on_op.
 #include <ATen/SequenceNumber.h>
 #include <ATen/core/boxing/impl/boxing.h>
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -24,6 +26,7 @@
 #include <ATen/ops/arange_ops.h>
 #include <ATen/ops/batch_norm_ops.h>
 #include <ATen/ops/bmm_ops.h>
+#include <ATen/ops/cat_ops.h>
 #include <ATen/ops/clamp_min_ops.h>
 #include <ATen/ops/clone_ops.h>
 #include <ATen/ops/conv2d_ops.h>
@@ -76,6 +79,7 @@
 #include <ATen/ops/slice_backward_ops.h>
 #include <ATen/ops/softmax_ops.h>
 #include <ATen/ops/sqrt_ops.h>
+#include <ATen/ops/stack_ops.h>
 #include <ATen/ops/sub_ops.h>
 #include <ATen/ops/sum_ops.h>
 #include <ATen/ops/tanh_backward_ops.h>
@@ -119,6 +123,12 @@ struct Unboxed<Op, kObserve, R(A...)> {
       return c10::IValue(value);
     } else if constexpr (std::is_same_v<U, c10::optional<at::Tensor>>) {
       return value.has_value() ? c10::IValue(*value) : c10::IValue();
+    } else if constexpr (std::is_same_v<U, at::ITensorListRef> || std::is_same_v<U, at::TensorList>) {
+      // cat's and stack's inputs, as the boxed fallback's stack holds them (one allocation)
+      c10::List<at::Tensor> list;
+      list.reserve(value.size());
+      for (const at::Tensor& t : value) list.push_back(t);
+      return c10::IValue(std::move(list));
     } else {
       return c10::IValue();
     }
@@ -214,13 +224,12 @@ void register_hot_ops(::torch::Library& library) {
       at::_ops::embedding_backward, at::_ops::dropout, at::_ops::cross_entropy_loss,
       at::_ops::nll_loss_backward, at::_ops::sqrt, at::_ops::addcmul_, at::_ops::addcdiv_,
       // the other ops the zoo's models call every step (bench/torch_overhead --model zoo)
-      // (cat and stack stay boxed: their inputs are a list, which begin_op reads)
-      at::_ops::where_self, at::_ops::lt_Scalar, at::_ops::lt_Tensor, at::_ops::gt_Scalar,
-      at::_ops::gt_Tensor, at::_ops::ge_Scalar, at::_ops::ge_Tensor, at::_ops::eq_Scalar, at::_ops::eq_Tensor,
-      at::_ops::index_select, at::_ops::neg, at::_ops::masked_fill_Scalar, at::_ops::masked_fill__Scalar,
-      at::_ops::fill__Scalar, at::_ops::fill__Tensor, at::_ops::add__Scalar, at::_ops::mul_Scalar,
-      at::_ops::clamp_min, at::_ops::_to_copy, at::_ops::logical_not, at::_ops::any, at::_ops::any_dim,
-      at::_ops::conv2d, at::_ops::convolution_backward, at::_ops::batch_norm,
+      at::_ops::cat, at::_ops::stack, at::_ops::where_self, at::_ops::lt_Scalar, at::_ops::lt_Tensor,
+      at::_ops::gt_Scalar, at::_ops::gt_Tensor, at::_ops::ge_Scalar, at::_ops::ge_Tensor, at::_ops::eq_Scalar,
+      at::_ops::eq_Tensor, at::_ops::index_select, at::_ops::neg, at::_ops::masked_fill_Scalar,
+      at::_ops::masked_fill__Scalar, at::_ops::fill__Scalar, at::_ops::fill__Tensor, at::_ops::add__Scalar,
+      at::_ops::mul_Scalar, at::_ops::clamp_min, at::_ops::_to_copy, at::_ops::logical_not, at::_ops::any,
+      at::_ops::any_dim, at::_ops::conv2d, at::_ops::convolution_backward, at::_ops::batch_norm,
       at::_ops::native_batch_norm_backward, at::_ops::select_backward, at::_ops::slice_backward>(library);
   // Note [Nothing to observe] (op_info.cpp): the finite factories and the ops that return no tensor.
   register_unboxed</*kObserve=*/false, at::_ops::zeros, at::_ops::zeros_like, at::_ops::new_zeros,

@@ -286,6 +286,31 @@ TEST_F(AttachTest, OpsWithNothingToObserveRunUnseen) {
   EXPECT_EQ(full->op, "aten::full");
 }
 
+// cat and stack take their inputs as a list, which their unboxed kernels hand to the adapter
+// (Note [Unboxed hot ops]): a NaN that comes in through one of them makes the op a propagator.
+TEST_F(AttachTest, ACatOrStackOfANonFiniteInputPropagatesIt) {
+  RecordingSink sink(Tier::diagnose);
+  auto net = std::make_shared<::torch::nn::LinearImpl>(6, 3);
+  {
+    auto debug = tfdebug::torch::attach(sink, *net);
+    debug.step(0, [&] {
+      auto x = at::randn({4, 6});
+      auto bad = x.clone();
+      bad.data_ptr<float>()[0] = std::numeric_limits<float>::quiet_NaN();  // outside any op
+      auto joined = at::cat({x, bad});
+      auto stacked = at::stack({x, bad});
+      return at::sum(net->forward(joined)).item<double>() + at::sum(stacked).item<double>();
+    });
+  }
+  std::map<std::string, std::optional<bool>> inputs_finite;
+  for (const auto& r : sink.records) {
+    if (r.nonfinite > 0 && !inputs_finite.count(r.op)) inputs_finite[r.op] = r.inputs_finite;
+  }
+  ASSERT_TRUE(inputs_finite.count("aten::cat") && inputs_finite.count("aten::stack"));
+  EXPECT_EQ(inputs_finite["aten::cat"], std::optional<bool>(false));
+  EXPECT_EQ(inputs_finite["aten::stack"], std::optional<bool>(false));
+}
+
 // y = x W + 0 b: b's gradient is exactly 0, and Adam with eps = 0 divides 0 by 0 in its update.
 struct ZeroGradientModel : ::torch::nn::Module {
   ZeroGradientModel() {
