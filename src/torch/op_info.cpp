@@ -71,12 +71,13 @@ OpInfo describe_op(const c10::FunctionSchema& schema) {
   // drawn from, an RNN's zero initial state. Each cost a boxed call into the adapter (9 of the
   // zoo MLP's intercepted ops a step were boxed, 6 of them these). They get an unboxed kernel
   // that only runs them, outer ops only (unboxed_ops.cpp); prepare skips an overload left to the
-  // boxed fallback the same way. Neither is observed or counted. A factory's values are finite
-  // whatever its arguments: zeros and
-  // ones, arange (an infinite bound is an error), eye, and the random draws (uniform in [0, 1),
-  // Box-Muller from (0, 1], integers); full, linspace, normal and bernoulli are not among them
-  // (their arguments can be NaN or infinite), nor are the empty factories (garbage:
-  // OpInfo::uninitialised), nor the out= overloads (they write a tensor the step holds).
+  // boxed fallback the same way. Neither is observed or counted, and this is the one place that
+  // decides: unboxed_ops.cpp registers a quiet kernel only for an op cleared here. A factory's
+  // values are finite whatever its arguments: zeros and ones, arange (an infinite bound is an
+  // error), eye, and the random draws (uniform in [0, 1), Box-Muller from (0, 1], integers);
+  // full, linspace, normal and bernoulli are not among them (their arguments can be NaN or
+  // infinite), nor are the empty factories (garbage: OpInfo::uninitialised), nor the out=
+  // overloads (they write a tensor the step holds).
   static constexpr std::string_view kFiniteFactories[] = {
       "aten::zeros",    "aten::zeros_like", "aten::new_zeros", "aten::ones",         "aten::ones_like",
       "aten::new_ones", "aten::arange",     "aten::eye",       "aten::rand",         "aten::rand_like",

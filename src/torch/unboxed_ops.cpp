@@ -99,6 +99,7 @@
 #include <type_traits>
 
 #include "interception.hpp"
+#include "op_info.hpp"
 #include "op_override.hpp"
 #include "op_path.hpp"
 
@@ -187,6 +188,11 @@ struct Unboxed<Op, kObserve, R(A...)> {
   }
 
   static void register_in(::torch::Library& library) {
+    // describe_op is the one decision (Note [Nothing to observe]): a quiet kernel for an op it
+    // does not clear is left out, and the boxed fallback observes that op.
+    if constexpr (!kObserve) {
+      if (!describe_op(schema()).nothing_to_observe) return;
+    }
     std::string name = std::string(Op::name).substr(std::string_view("aten::").size());
     if (std::string_view(Op::overload_name).size() > 0) name += std::string(".") + Op::overload_name;
     library.impl(name.c_str(), ::torch::CppFunction::makeFromUnboxedFunction(TORCH_FN(call)));
