@@ -560,6 +560,41 @@ std::vector<float> scaled(std::vector<float> w, float factor) {
   return w;
 }
 
+// Note [Spectral growth]: growth is judged between consecutive measurements (every 5 steps here),
+// as a rate: at most max_growth_from_init (10x) for the interval that leaves the
+// initialisation, max_growth (3x) after it. "a" grows like a healthy run, 6x from its
+// initialisation and then by 1.5, 1.33 and 1.17x: 14x its first measurement, and quiet. "b"
+// grows 4x in one later interval, "c" 12x from its initialisation: one warning each.
+TEST(Rules, SpectralGrowthIsJudgedAsARate) {
+  RunConfig config = testing::quiet_config();
+  config.rules.get<SpectralRule>().every = 5;
+  Session session(config);
+  const std::vector<float> w = normal(32 * 32, 0.0f, 0.1f, 3);
+  const float a[] = {1, 6, 9, 12, 14};
+  const float b[] = {1, 1.2f, 1.5f, 6, 6};
+  const float c[] = {1, 12, 12, 12, 12};
+  for (std::int64_t step = 0; step <= 20; ++step) {
+    const std::size_t k = std::size_t(step / 5);
+    session.begin_step(step);
+    session.observe(tensor(step, Role::parameter, "a", "a.weight", scaled(w, a[k]), {32, 32}));
+    session.observe(tensor(step, Role::parameter, "b", "b.weight", scaled(w, b[k]), {32, 32}));
+    session.observe(tensor(step, Role::parameter, "c", "c.weight", scaled(w, c[k]), {32, 32}));
+    session.end_step(step, std::nullopt);
+  }
+  const auto spectral = with_rule(session.findings(), "spectral");
+  ASSERT_EQ(spectral.size(), 2u) << testing::describe(session.findings());
+  const Finding& from_init = spectral[0].op == "c.weight" ? spectral[0] : spectral[1];
+  const Finding& later = spectral[0].op == "c.weight" ? spectral[1] : spectral[0];
+  EXPECT_EQ(from_init.step, 5);
+  EXPECT_NEAR(from_init.evidence_value("growth"), 12.0, 0.01);  // power iteration to 1e-4
+  EXPECT_EQ(later.op, "b.weight");
+  EXPECT_EQ(later.step, 15);
+  EXPECT_EQ(later.count, 1);
+  EXPECT_NEAR(later.evidence_value("growth"), 4.0, 0.005);
+  EXPECT_EQ(later.evidence_value("steps"), 5.0);
+  EXPECT_NE(later.message.find("(4x in 5 steps, from "), std::string::npos) << later.message;
+}
+
 // After the warm-up (10 steps), an update ratio outside [1e-5, 0.1] three steps in a row, or
 // above 1 once (10 at the first update), is reported. Every step alternates the full statistics and the
 // one-pass summary with the norm (Note [Light outputs]): the same findings.
@@ -658,6 +693,38 @@ TEST(Rules, InitScaleAndDrift) {
   EXPECT_EQ(drift[0].op, "ok.weight");
   EXPECT_EQ(drift[0].step, 13);
   EXPECT_NEAR(drift[0].evidence_value("drift"), 20.0, 1.0);
+}
+
+// Note [Drift is a rate]: "a" leaves its initialisation 6x in 200 steps and then grows like the
+// square root of the steps, 14x its first scale by step 1,100 and at most 1.41x in any 200 steps
+// after the first 200: quiet. "b" is "a" until a 4x jump at step 700, "c" until it falls to 0.2x at
+// step 900: each judged against its scale 200 steps before, and reported at once.
+TEST(Rules, WeightDriftIsARate) {
+  Session session(testing::quiet_config());
+  const std::vector<float> w = normal(32 * 64, 0.0f, 0.125f, 4);  // std * sqrt(64) ~ 1
+  auto healthy = [](std::int64_t step) {
+    return step <= 200 ? 1.0 + 5.0 * double(step) / 200.0 : 6.0 * std::sqrt(double(step) / 200.0);
+  };
+  for (std::int64_t step = 0; step <= 1100; step += 10) {
+    session.begin_step(step);
+    const double a = healthy(step);
+    session.observe(tensor(step, Role::parameter, "a", "a.weight", scaled(w, float(a)), {32, 64}));
+    session.observe(
+        tensor(step, Role::parameter, "b", "b.weight", scaled(w, float(step >= 700 ? 4 * a : a)), {32, 64}));
+    session.observe(tensor(step, Role::parameter, "c", "c.weight",
+                           scaled(w, float(step >= 900 ? 0.2 * a : a)), {32, 64}));
+    session.end_step(step, std::nullopt);
+  }
+  const auto drift = with_rule(session.findings(), "weight_drift");
+  ASSERT_EQ(drift.size(), 2u) << testing::describe(session.findings());
+  EXPECT_EQ(drift[0].op, "b.weight");
+  EXPECT_EQ(drift[0].step, 700);
+  EXPECT_EQ(drift[0].evidence_value("reference_step"), 500.0);
+  EXPECT_NEAR(drift[0].evidence_value("drift"), 4 * std::sqrt(700.0 / 500.0), 1e-4);
+  EXPECT_EQ(drift[1].op, "c.weight");
+  EXPECT_EQ(drift[1].step, 900);
+  EXPECT_EQ(drift[1].evidence_value("reference_step"), 700.0);
+  EXPECT_NEAR(drift[1].evidence_value("drift"), 0.2 * std::sqrt(900.0 / 700.0), 1e-4);
 }
 
 TEST(Rules, HeadroomForF16Target) {

@@ -29,7 +29,12 @@ struct SpectralRule {
   // ... of matrices whose smaller side is at least this: a classifier head with four outputs or a
   // small convolution is low-rank by its task (stable ranks of 1.2-1.5 in healthy runs).
   std::int64_t min_collapse_dim = 32;
-  double max_growth = 10.0;             // sigma_max / the first measurement above this
+  // Growth is judged between consecutive measurements, as a rate (Note [Spectral growth] in
+  // src/session/rules/spectral.cpp): sigma_max above `max_growth` times the measurement before ...
+  double max_growth = 3.0;
+  // ... or, for the measurement after the first (taken at initialisation, which training leaves
+  // by several times: up to 5.9x in the first 200 steps of the zoo's healthy runs), above this.
+  double max_growth_from_init = 10.0;
   std::int64_t max_elements = 1 << 24;  // larger matrices are skipped
 
   static void describe(RuleKeys<SpectralRule>& keys) {
@@ -40,6 +45,7 @@ struct SpectralRule {
         .real("min_stable_rank", &SpectralRule::min_stable_rank)
         .integer("min_collapse_dim", &SpectralRule::min_collapse_dim)
         .real("max_growth", &SpectralRule::max_growth)
+        .real("max_growth_from_init", &SpectralRule::max_growth_from_init)
         .integer("max_elements", &SpectralRule::max_elements);
   }
 };

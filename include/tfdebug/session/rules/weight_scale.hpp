@@ -19,7 +19,13 @@ struct WeightScaleRule {
   // embedding tables (names with embed, wte, wpe, tok, pos) are not judged by fan-in
   double min_init = 0.05;
   double max_init = 8.0;
-  double max_drift = 10.0;  // scale / first scale above this or below 1 / max_drift
+  // Drift is a rate (Note [Drift is a rate] in src/session/rules/weight_scale.cpp): in the
+  // first 2 x drift_window steps a weight is judged against its first scale, which it may leave
+  // by up to max_drift (or 1 / max_drift) ...
+  double max_drift = 10.0;
+  // ... and later against its scale drift_window steps before, by up to max_drift_rate.
+  std::int64_t drift_window = 200;
+  double max_drift_rate = 3.0;
   // After the first step it sees, the rule measures weights in a step at least this many steps
   // after the last it measured: a weight's scale drifts over hundreds of steps, and its full
   // statistics on every diagnose step cost more than the rest of a small model's parameters
@@ -31,11 +37,15 @@ struct WeightScaleRule {
         .real("min_init", &WeightScaleRule::min_init)
         .real("max_init", &WeightScaleRule::max_init)
         .real("max_drift", &WeightScaleRule::max_drift)
+        .integer("drift_window", &WeightScaleRule::drift_window)
+        .real("max_drift_rate", &WeightScaleRule::max_drift_rate)
         .integer("every", &WeightScaleRule::every)
         .check([](const WeightScaleRule& r) {
           if (r.min_init < 0 || r.min_init >= r.max_init)
             throw Error("rules.weight_scale: need 0 <= min_init < max_init");
           if (!(r.max_drift > 1)) throw Error("rules.weight_scale.max_drift: must be > 1");
+          if (!(r.max_drift_rate > 1)) throw Error("rules.weight_scale.max_drift_rate: must be > 1");
+          if (r.drift_window < 1) throw Error("rules.weight_scale.drift_window: must be at least 1");
           if (r.every < 1) throw Error("rules.weight_scale.every: must be at least 1");
         });
   }
