@@ -118,6 +118,12 @@ TEST_F(RunConfigFile, ErrorsNameTheFileAndTheKey) {
   const auto dtype = write("g.json", R"({"target_dtype": "f17"})");
   EXPECT_NE(error_of(dtype).find("target_dtype: expected one of"), std::string::npos) << error_of(dtype);
 
+  // A growth limit of 1 or less would report every measurement that did not shrink.
+  const auto growth = write("i.toml", "[rules.spectral]\nmax_growth = 1.0\n");
+  EXPECT_EQ(error_of(growth), growth.string() + ": rules.spectral.max_growth: must be > 1");
+  const auto drift = write("j.toml", "[rules.weight_scale]\nmax_drift_rate = 0.5\n");
+  EXPECT_EQ(error_of(drift), drift.string() + ": rules.weight_scale.max_drift_rate: must be > 1");
+
   const auto yaml = write("h.yaml", "tier: watch\n");
   EXPECT_NE(error_of(yaml).find("unknown run configuration format '.yaml'"), std::string::npos);
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "tfdebug/core/error.hpp"
 #include "tfdebug/session/rule_settings.hpp"
 
 namespace tfdebug {
@@ -33,7 +34,7 @@ struct SpectralRule {
   // src/session/rules/spectral.cpp): sigma_max above `max_growth` times the measurement before ...
   double max_growth = 3.0;
   // ... or, for the measurement after the first (taken at initialisation, which training leaves
-  // by several times: up to 5.9x in the first 200 steps of the zoo's healthy runs), above this.
+  // by several times: up to 6.0x in the first 200 steps of the zoo's healthy runs), above this.
   double max_growth_from_init = 10.0;
   std::int64_t max_elements = 1 << 24;  // larger matrices are skipped
 
@@ -46,7 +47,12 @@ struct SpectralRule {
         .integer("min_collapse_dim", &SpectralRule::min_collapse_dim)
         .real("max_growth", &SpectralRule::max_growth)
         .real("max_growth_from_init", &SpectralRule::max_growth_from_init)
-        .integer("max_elements", &SpectralRule::max_elements);
+        .integer("max_elements", &SpectralRule::max_elements)
+        .check([](const SpectralRule& r) {
+          // A limit of 1 or less would call every measurement that did not shrink a growth.
+          if (!(r.max_growth > 1)) throw Error("rules.spectral.max_growth: must be > 1");
+          if (!(r.max_growth_from_init > 1)) throw Error("rules.spectral.max_growth_from_init: must be > 1");
+        });
   }
 };
 
