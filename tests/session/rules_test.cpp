@@ -466,6 +466,30 @@ TEST(Rules, ALevelTheWindowReachedIsNoSpike) {
   EXPECT_GT(spikes[0].evidence_value("window_max"), 0.15);
 }
 
+// Note [The run's own noise]: a batch 2x its median, far beyond its window, after a run whose
+// batches went 1.6x their median before that window: noise of the run, no spike (the same batch in a
+// run that never jumped is one); a batch 3.5x the median is twice as far out as any before it.
+TEST(Rules, ALevelTheRunReachedIsNoSpike) {
+  const auto run = [](bool hard_batches_early, double late) {
+    Session session(testing::quiet_config());
+    for (std::int64_t step = 0; step < 270; ++step) {
+      session.begin_step(step);
+      const double noise = 0.01 * double((step * 7) % 5 - 2);
+      const double hard = hard_batches_early && step < 150 && step % 10 == 7 ? 0.6 : 0.0;
+      session.end_step(step, step == 220 ? 2.0 : step == 260 ? late : 1.0 + noise + hard);
+    }
+    return with_rule(session.findings(), "loss_spike");
+  };
+  EXPECT_TRUE(run(true, 1.0).empty()) << testing::describe(run(true, 1.0));
+  const auto never_jumped = run(false, 1.0);
+  ASSERT_EQ(never_jumped.size(), 1u) << testing::describe(never_jumped);
+  EXPECT_EQ(never_jumped[0].step, 220);
+  const auto late = run(true, 3.5);
+  ASSERT_EQ(late.size(), 1u) << testing::describe(late);
+  EXPECT_EQ(late[0].step, 260);
+  EXPECT_NEAR(late[0].evidence_value("largest_relative_jump"), 1.0, 0.03);  // step 220's
+}
+
 // A converged loss is tiny: a hard batch 4x its median (z ~ 30) is a jump of 0.1% of the loss
 // the run started from, no spike (min_spike_share); the same batch on a loss that never fell is.
 TEST(Rules, AHardBatchAtAConvergedLossIsNoSpike) {

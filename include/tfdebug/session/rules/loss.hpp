@@ -33,6 +33,11 @@ struct LossRule {
   // near its fit has batches with one confidently wrong example: a breast-cancer MLP at a median
   // of 0.03 had batches at 0.15-0.27 every 10-40 steps, each z 6-13 and 5-8x the median.
   double min_spike_over_window = 2.0;
+  // ... and, for a loss above 0, when the jump over the median is at least this many times the
+  // largest such jump, relative to its median, of the run's earlier steps (Note [The run's own
+  // noise] in src/session/rules/loss.cpp): a batch as far above its median as batches of the same
+  // run went before is mini-batch noise that a window of 50 steps had not seen.
+  double min_spike_over_history = 2.0;
   int divergence_window = 10;  // median of this many recent losses ...
   // ... above factor x the lowest median of `window` losses so far: divergence (the lowest
   // median of divergence_window losses would be a run of lucky batches on a noisy task).
@@ -51,6 +56,7 @@ struct LossRule {
         .real("min_spike_ratio", &LossRule::min_spike_ratio, Range::positive)
         .real("min_spike_share", &LossRule::min_spike_share, Range::fraction)
         .real("min_spike_over_window", &LossRule::min_spike_over_window, Range::positive)
+        .real("min_spike_over_history", &LossRule::min_spike_over_history, Range::positive)
         .integer("divergence_window", &LossRule::divergence_window, Range::positive)
         .real("divergence_factor", &LossRule::divergence_factor, Range::positive)
         .real("divergence_give_back", &LossRule::divergence_give_back, Range::fraction);
