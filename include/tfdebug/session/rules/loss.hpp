@@ -42,6 +42,10 @@ struct LossRule {
   // ... above factor x the lowest median of `window` losses so far: divergence (the lowest
   // median of divergence_window losses would be a run of lucky batches on a noisy task).
   double divergence_factor = 3.0;
+  // ... and has given back at least this share of what it fell (the highest median of `window`
+  // losses less the lowest; Note [A converged loss does not diverge] in
+  // src/session/rules/loss.cpp): a classifier near its fit moves between 0.003 and 0.03.
+  double divergence_min_share = 0.1;
   // A loss whose lowest median is at or below 0 (a Gaussian NLL) has no 0 to take a ratio to: it
   // diverges when the recent median has given back this share of what it fell (the highest median
   // of `window` losses less the lowest), and more than its batches' noise.
@@ -59,6 +63,7 @@ struct LossRule {
         .real("min_spike_over_history", &LossRule::min_spike_over_history, Range::positive)
         .integer("divergence_window", &LossRule::divergence_window, Range::positive)
         .real("divergence_factor", &LossRule::divergence_factor, Range::positive)
+        .real("divergence_min_share", &LossRule::divergence_min_share, Range::fraction)
         .real("divergence_give_back", &LossRule::divergence_give_back, Range::fraction);
   }
 };
