@@ -44,9 +44,9 @@
 // breast-cancer and digits sets (tests/torch/real_data_test.cpp) trained 3,000 steps warned so in
 // 6 of 8 runs, at steps 265-920: best medians of 0.003-0.024 against recent ones of 0.008-0.08,
 // having given back 0.8-8.6% of the 0.6-2.3 their losses fell. So for a loss above 0 the recent
-// median must also have given back `divergence_min_share` (10%) of the fall. A loss that really
-// diverges goes on climbing, past any share of its fall: this delays it, a lost learning rate
-// (30x at step 900 on the zoo) climbs past 10% in a few steps.
+// median must also have given back `divergence_min_share` (10%) of the fall. What this gives up:
+// a loss that climbs from its best slowly is reported later, once it has given back a tenth of
+// what training won; one that settles again below that share is not reported at all.
 //
 // Note [A loss that climbs back]
 // "3x the lowest median" is divergence for a loss whose 0 is a perfect fit; a loss that goes below
