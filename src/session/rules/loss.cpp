@@ -35,8 +35,9 @@
 // spreads less in absolute terms and more relative to its level as it converges, and a record
 // of absolute jumps would be set by the first steps. A loss at or below 0 has no scale to be
 // relative to (Note [A loss below 0]) and is judged without it. What this gives up: a run whose
-// batches went 2.5x their median once needs a later batch at 4x to be called a spike (the
-// zoo's noisiest, the encoder, 5.6x); a loss above 10x the largest so far is one regardless.
+// batches went 2.5x their median once needs a later batch at 4x to be called a spike (the zoo's
+// noisiest, the encoder, had batches at 5.6x: 10x there); a loss above 10x the largest so far is
+// one regardless.
 //
 // Note [A converged loss does not diverge]
 // "3x the lowest median" reads a classifier near its fit as diverging: its loss is a few
