@@ -340,6 +340,8 @@ void RunConfig::validate() const {
       const std::string name = "rules." + info->section + "." + key.name;
       if (key.range == Range::positive) positive(name.c_str(), x);
       if (key.range == Range::fraction) fraction(name.c_str(), x);
+      if (key.range == Range::above_one && !(x > 1))
+        throw Error(name + ": must be > 1, got " + std::to_string(x));
     }
     for (const auto& check : info->checks) check(settings);
   }

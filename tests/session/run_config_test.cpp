@@ -120,9 +120,10 @@ TEST_F(RunConfigFile, ErrorsNameTheFileAndTheKey) {
 
   // A growth limit of 1 or less would report every measurement that did not shrink.
   const auto growth = write("i.toml", "[rules.spectral]\nmax_growth = 1.0\n");
-  EXPECT_EQ(error_of(growth), growth.string() + ": rules.spectral.max_growth: must be > 1");
+  EXPECT_EQ(error_of(growth), growth.string() + ": rules.spectral.max_growth: must be > 1, got 1.000000");
   const auto drift = write("j.toml", "[rules.weight_scale]\nmax_drift_rate = 0.5\n");
-  EXPECT_EQ(error_of(drift), drift.string() + ": rules.weight_scale.max_drift_rate: must be > 1");
+  EXPECT_EQ(error_of(drift),
+            drift.string() + ": rules.weight_scale.max_drift_rate: must be > 1, got 0.500000");
 
   const auto yaml = write("h.yaml", "tier: watch\n");
   EXPECT_NE(error_of(yaml).find("unknown run configuration format '.yaml'"), std::string::npos);

@@ -37,9 +37,10 @@ namespace tfdebug {
 using SettingValue = std::variant<bool, std::int64_t, double>;
 
 enum class Range : std::uint8_t {
-  any,       // every number
-  positive,  // > 0
-  fraction,  // in [0, 1]
+  any,        // every number
+  positive,   // > 0
+  fraction,   // in [0, 1]
+  above_one,  // > 1: a limit on a growth or a ratio, where 1 would call every value that did not shrink
 };
 
 // One key of a rule's section: its name, kind, allowed values, and how to reach it in the

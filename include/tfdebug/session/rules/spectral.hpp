@@ -45,14 +45,9 @@ struct SpectralRule {
         .real("tolerance", &SpectralRule::tolerance, Range::positive)
         .real("min_stable_rank", &SpectralRule::min_stable_rank)
         .integer("min_collapse_dim", &SpectralRule::min_collapse_dim)
-        .real("max_growth", &SpectralRule::max_growth)
-        .real("max_growth_from_init", &SpectralRule::max_growth_from_init)
-        .integer("max_elements", &SpectralRule::max_elements)
-        .check([](const SpectralRule& r) {
-          // A limit of 1 or less would call every measurement that did not shrink a growth.
-          if (!(r.max_growth > 1)) throw Error("rules.spectral.max_growth: must be > 1");
-          if (!(r.max_growth_from_init > 1)) throw Error("rules.spectral.max_growth_from_init: must be > 1");
-        });
+        .real("max_growth", &SpectralRule::max_growth, Range::above_one)
+        .real("max_growth_from_init", &SpectralRule::max_growth_from_init, Range::above_one)
+        .integer("max_elements", &SpectralRule::max_elements);
   }
 };
 

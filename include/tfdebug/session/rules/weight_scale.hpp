@@ -36,17 +36,13 @@ struct WeightScaleRule {
     keys.flag("enabled", &WeightScaleRule::enabled)
         .real("min_init", &WeightScaleRule::min_init)
         .real("max_init", &WeightScaleRule::max_init)
-        .real("max_drift", &WeightScaleRule::max_drift)
-        .integer("drift_window", &WeightScaleRule::drift_window)
-        .real("max_drift_rate", &WeightScaleRule::max_drift_rate)
-        .integer("every", &WeightScaleRule::every)
+        .real("max_drift", &WeightScaleRule::max_drift, Range::above_one)
+        .integer("drift_window", &WeightScaleRule::drift_window, Range::positive)
+        .real("max_drift_rate", &WeightScaleRule::max_drift_rate, Range::above_one)
+        .integer("every", &WeightScaleRule::every, Range::positive)
         .check([](const WeightScaleRule& r) {
           if (r.min_init < 0 || r.min_init >= r.max_init)
             throw Error("rules.weight_scale: need 0 <= min_init < max_init");
-          if (!(r.max_drift > 1)) throw Error("rules.weight_scale.max_drift: must be > 1");
-          if (!(r.max_drift_rate > 1)) throw Error("rules.weight_scale.max_drift_rate: must be > 1");
-          if (r.drift_window < 1) throw Error("rules.weight_scale.drift_window: must be at least 1");
-          if (r.every < 1) throw Error("rules.weight_scale.every: must be at least 1");
         });
   }
 };
