@@ -84,13 +84,14 @@ TEST(Rules, HealthyTopLayersOfADeepStackDoNotExplode) {
   EXPECT_EQ(flagged[0].step, 0);
 }
 
-// One layer's gradient norms, one a step, through a Session with default settings.
-std::vector<Finding> run_norms(const std::vector<double>& norms) {
+// One layer's gradient norms, one a step, through a Session with default settings; each step's
+// loss from `losses` if given.
+std::vector<Finding> run_norms(const std::vector<double>& norms, const std::vector<double>& losses = {}) {
   Session session(testing::quiet_config());
   for (std::size_t step = 0; step < norms.size(); ++step) {
     session.begin_step(std::int64_t(step));
     session.observe(tensor(std::int64_t(step), Role::gradient, "l", "l.weight", {float(norms[step])}, {1}));
-    session.end_step(std::int64_t(step), std::nullopt);
+    session.end_step(std::int64_t(step), losses.empty() ? std::nullopt : std::optional<double>(losses[step]));
   }
   return session.findings();
 }
@@ -125,6 +126,50 @@ TEST(Rules, AOneStepSpikeBelowTheRunsPeakIsNoExplosion) {
   EXPECT_EQ(beyond[0].evidence_value("steps_above"), 1.0);
   EXPECT_NE(beyond[0].message.find("and above its largest before, 1.5"), std::string::npos)
       << beyond[0].message;
+}
+
+// Note [A gradient that follows its loss]: a converged layer (0.0625, after a first peak of 1.5)
+// whose gradient jumps to 2.0 (32x its median, past its peak) on a batch whose loss is 5x its
+// median rose with its loss (32 < 10 x 5): no explosion. With the loss 2x its median it rose
+// further than its loss (32 > 20): reported at once. Past 10x its largest before (16 > 15), or
+// held for explode_sustain (5) steps, it is reported whatever the loss.
+TEST(Rules, AGradientThatRoseWithItsLossIsNoExplosion) {
+  std::vector<double> norms(30, 1.0);
+  norms[5] = 1.5;
+  norms.resize(100, 0.0625);
+  std::vector<double> losses(30, 1.0);
+  losses.resize(100, 0.01);
+  norms[90] = 2.0;
+  losses[90] = 0.05;
+  const auto hard_batch = run_norms(norms, losses);
+  EXPECT_TRUE(with_rule(hard_batch, "exploding_gradients").empty()) << testing::describe(hard_batch);
+
+  losses[90] = 0.02;
+  const auto reported = with_rule(run_norms(norms, losses), "exploding_gradients");
+  ASSERT_EQ(reported.size(), 1u);
+  EXPECT_EQ(reported[0].step, 90);
+  EXPECT_EQ(reported[0].evidence_value("ratio_to_history"), 32.0);
+  EXPECT_EQ(reported[0].evidence_value("loss_rise"), 2.0);
+  EXPECT_NE(reported[0].message.find("and above its largest before, 1.5, the step's loss 2x its median"),
+            std::string::npos)
+      << reported[0].message;
+
+  norms[90] = 16.0;  // 256x its median, the loss 50x
+  losses[90] = 0.5;
+  const auto far = with_rule(run_norms(norms, losses), "exploding_gradients");
+  ASSERT_EQ(far.size(), 1u);
+  EXPECT_EQ(far[0].step, 90);
+  EXPECT_EQ(far[0].evidence_value("loss_rise"), 50.0);
+
+  for (std::size_t step = 90; step < 95; ++step) {
+    norms[step] = 2.0;
+    losses[step] = 0.05;
+  }
+  const auto held = with_rule(run_norms(norms, losses), "exploding_gradients");
+  ASSERT_EQ(held.size(), 1u) << testing::describe(run_norms(norms, losses));
+  EXPECT_EQ(held[0].step, 94);
+  EXPECT_EQ(held[0].evidence_value("steps_above"), 5.0);
+  EXPECT_NE(held[0].message.find("for 5 steps running"), std::string::npos) << held[0].message;
 }
 
 // Note [A spike or an explosion]: the largest of a layer's first steps is a record of few steps,
