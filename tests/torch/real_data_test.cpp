@@ -123,11 +123,17 @@ TEST(RealData, AClassifierNearItsFitRaisesNoLossSpike) {
   }
 }
 
-// Note [A converged loss does not diverge] (src/session/rules/loss.cpp): the cancer MLP's loss
-// settles at a few thousandths, and a few hard batches in a row lift the median of 10 past 3x
-// its lowest median. Each of these seeds was reported diverging (at steps 424, 704, 920 and 265)
-// having given back 0.8-8.6% of what its loss fell.
-TEST(RealData, AConvergedClassifierDoesNotDiverge) {
+// The cancer MLP trained 3,000 steps, far past its fit, raises no warning. Each of these seeds
+// raised two before: `divergence` (at steps 424, 704, 920 and 265: a loss settled at a few
+// thousandths, a few hard batches in a row lifting its median of 10 past 3x its lowest, having
+// given back 0.8-8.6% of what it fell; Note [A converged loss does not diverge] in
+// src/session/rules/loss.cpp) and `exploding_gradients` (steps 860, 697, 923, 696: one batch
+// lifting the first layer's gradient 13-18x its median and past its largest, with that batch's
+// loss 3.2-20x its median; Note [A gradient that follows its loss] in
+// src/session/rules/gradients.cpp); and seeds 1, 3 and 4 a `spectral` warning when the hidden
+// layer's stable rank fell below 1.5 after ~2,000 steps, now info (Note [A rank that training
+// chose] in src/session/rules/spectral.cpp).
+TEST(RealData, AClassifierTrainedFarPastItsFitRaisesNoWarning) {
   const DataSet cancer = breast_cancer();
   const DataSet standardised{(cancer.x - cancer.x.mean(0)) / cancer.x.std(0), cancer.y};
   for (std::uint64_t seed : {1, 2, 3, 4}) {
@@ -135,8 +141,9 @@ TEST(RealData, AConvergedClassifierDoesNotDiverge) {
     ::torch::manual_seed(seed);
     Mlp small(30, 32, 2);
     ::torch::optim::Adam adam(small.parameters(), 1e-3);
-    for (const Finding& f : train(standardised, small, adam, 32, Tier::watch, 1000)) {
-      EXPECT_NE(f.rule, "divergence") << "seed " << seed << ": " << f.message;
+    const auto findings = train(standardised, small, adam, 32, Tier::watch, 3000);
+    for (const Finding& f : findings) {
+      EXPECT_EQ(f.severity, tfdebug::Severity::info) << "seed " << seed << ":\n" << findings_text(findings);
     }
   }
 }
