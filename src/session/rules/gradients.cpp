@@ -48,9 +48,9 @@
 // Note [A gradient that follows its loss]
 // The same holds upward: a hard batch lifts the loss, and the gradient with it. The breast-cancer
 // MLP (30-32-2, Adam, batches of 32) trained 3,000 steps, seeds 1-4, has classified its training
-// set for hundreds of steps when one batch lifts its first layer's gradient 13-25x its median and
-// 1.1-1.9x past its largest before (steps 696-923): that batch's loss was 3-19x its median, and
-// the gradient of seed 2's step 697 (16x) rose with a loss 3.0x its own. That is the batch, not an
+// set for hundreds of steps when one batch lifts its first layer's gradient 13-18x its median and
+// 1.1-1.9x past its largest before (steps 696-923): that batch's loss was 3.2-20x its median (the
+// gradient of seed 2's step 697, 16x, rose with a loss 3.2x its own). That is the batch, not an
 // explosion (the loss_spike rule judges the loss). So a single step beyond the layer's peak is
 // judged against explode_ratio x the loss's rise (loss / the median of the last history_length
 // losses, at least 1): it exploded when its gradient rose further than its loss. The zoo encoder's

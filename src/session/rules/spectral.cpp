@@ -23,8 +23,8 @@
 // from a stable rank of ~8 to 1.48-1.49 by steps 2,080-2,313 in 3 of 4 runs of 3,000 steps (a
 // two-class task needs about one direction there), and gradient descent drifts to low-rank
 // weights on many tasks. So a collapse in training is said as info, and a warning when it comes
-// with a growth too fast (a learning rate too high drives one direction) or at the first
-// measurement.
+// with a growth too fast (a learning rate too high drives one direction) or has held since the
+// first measurement.
 namespace tfdebug::detail {
 namespace {
 
@@ -102,8 +102,9 @@ class Spectral final : public Rule {
       ++state->measurements;
       first = state->measurements == 1;
       from_init = state->measurements == 2;
-      if (first) state->born_collapsed = collapsed;
-      born_collapsed = state->born_collapsed && collapsed;
+      // Collapsed since the first measurement, without a measurement in between that was not.
+      state->born_collapsed = collapsed && (first || state->born_collapsed);
+      born_collapsed = state->born_collapsed;
       state->latest = SpectralMeasurement{std::string(o.module), std::string(o.op), o.step,
                                           e->spectral_norm,      e->stable_rank,    e->iterations};
       growth = previous_norm > 0 ? e->spectral_norm / previous_norm : 1.0;
@@ -160,7 +161,7 @@ class Spectral final : public Rule {
   struct State {
     std::int64_t last_step = 0;
     int measurements = 0;
-    bool born_collapsed = false;  // collapsed at its first measurement
+    bool born_collapsed = false;  // collapsed at every measurement so far
     std::vector<double> vector;
     std::optional<SpectralMeasurement> latest;
   };
