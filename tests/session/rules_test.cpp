@@ -172,6 +172,26 @@ TEST(Rules, AGradientThatRoseWithItsLossIsNoExplosion) {
   EXPECT_NE(held[0].message.find("for 5 steps running"), std::string::npos) << held[0].message;
 }
 
+// Note [A loss still falling]: a layer (the only one: no median layer) whose gradient rises from
+// 0.1 to 1.5 at step 52 (15x its history, past its largest) while the loss falls slowly is
+// learning, though step 52's loss (2.06) is not the run's lowest (2.045): the median of its last
+// 10 losses is. The same rise on a flat loss is an explosion.
+TEST(Rules, AGradientRisingWhileTheLossFallsIsLearning) {
+  std::vector<double> norms(60, 0.1);
+  norms[5] = 0.12;
+  norms[52] = 1.5;
+  std::vector<double> falling(60);
+  for (std::size_t step = 0; step < falling.size(); ++step) falling[step] = 2.3 - 0.005 * double(step);
+  falling[52] = 2.06;
+  const auto learning = run_norms(norms, falling);
+  EXPECT_TRUE(with_rule(learning, "exploding_gradients").empty()) << testing::describe(learning);
+
+  const std::vector<double> flat(60, 2.0);
+  const auto exploded = with_rule(run_norms(norms, flat), "exploding_gradients");
+  ASSERT_EQ(exploded.size(), 1u);
+  EXPECT_EQ(exploded[0].step, 52);
+}
+
 // Note [A spike or an explosion]: the largest of a layer's first steps is a record of few steps,
 // which noise beats often. A GRU's hard batch at step 25 (11x the median, 1.2x the first steps'
 // largest) is no explosion; the same at step 60 is, and so is a rise held for explode_sustain
