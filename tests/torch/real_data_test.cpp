@@ -89,9 +89,18 @@ struct Mlp : ::torch::nn::Module {
   ::torch::nn::Linear a, b, c;
 };
 
+// The loss of a model's output on a batch: cross-entropy against the batch's labels, or what a
+// test passes instead.
+using Loss = std::function<at::Tensor(const at::Tensor& output, const DataSet& batch)>;
+
+at::Tensor cross_entropy(const at::Tensor& output, const DataSet& batch) {
+  return ::torch::nn::functional::cross_entropy(output, batch.y);
+}
+
 // `steps` (300) steps of mini-batches drawn from the set, in `tier`; the findings.
-std::vector<Finding> train(const DataSet& data, Mlp& net, ::torch::optim::Optimizer& opt, std::int64_t batch,
-                           Tier tier, std::int64_t steps = 300) {
+template <class Net>
+std::vector<Finding> train(const DataSet& data, Net& net, ::torch::optim::Optimizer& opt, std::int64_t batch,
+                           Tier tier, std::int64_t steps = 300, const Loss& loss_of = cross_entropy) {
   tfdebug::RunConfig run;
   run.tier = tier;
   tfdebug::Session session(run);
@@ -99,11 +108,10 @@ std::vector<Finding> train(const DataSet& data, Mlp& net, ::torch::optim::Optimi
     auto debug = tfdebug::torch::attach(session, net);
     for (std::int64_t step = 0; step < steps; ++step) {
       const auto rows = ::torch::randint(data.x.size(0), {batch});
-      const auto x = data.x.index_select(0, rows);
-      const auto y = data.y.index_select(0, rows);
+      const DataSet drawn{data.x.index_select(0, rows), data.y.index_select(0, rows)};
       debug.step(step, [&] {
         opt.zero_grad();
-        auto loss = ::torch::nn::functional::cross_entropy(net.forward(x), y);
+        const at::Tensor loss = loss_of(net.forward(drawn.x), drawn);
         loss.backward();
         opt.step();
         return loss.item<double>();
@@ -213,26 +221,16 @@ TEST(RealData, AnAutoencoderAndAWineClassifierSayOnlyTheirDeadUnits) {
   const DataSet images = digits();
   const DataSet wine = standardised(labelled_csv("wine.csv", 13));
   ASSERT_EQ(wine.x.size(0), 178);
+  const auto reconstruction = [](const at::Tensor& output, const DataSet& drawn) {
+    return ::torch::mse_loss(output, drawn.x);
+  };
   for (std::uint64_t seed : {1, 2, 3, 4}) {
     at::set_num_threads(1);
     ::torch::manual_seed(seed);
     Autoencoder ae;
     ::torch::optim::Adam adam(ae.parameters(), 1e-3);
-    tfdebug::Session session{tfdebug::RunConfig{}};
-    {
-      auto debug = tfdebug::torch::attach(session, ae);
-      for (std::int64_t step = 0; step < 3000; ++step) {
-        const auto x = images.x.index_select(0, ::torch::randint(images.x.size(0), {64}));
-        debug.step(step, [&] {
-          adam.zero_grad();
-          auto loss = ::torch::mse_loss(ae.forward(x), x);
-          loss.backward();
-          adam.step();
-          return loss.item<double>();
-        });
-      }
-    }
-    expect_only_dead_units(session.finish().findings, "autoencoder, seed " + std::to_string(seed));
+    expect_only_dead_units(train(images, ae, adam, 64, Tier::watch, 3000, reconstruction),
+                           "autoencoder, seed " + std::to_string(seed));
 
     ::torch::manual_seed(seed);
     Mlp net(13, 32, 3);
@@ -266,23 +264,7 @@ TEST(RealData, AnLstmStartingToLearnDoesNotExplode) {
     ::torch::manual_seed(seed);
     RowReader net;
     ::torch::optim::Adam adam(net.parameters(), 3e-3);
-    tfdebug::Session session{tfdebug::RunConfig{}};
-    {
-      auto debug = tfdebug::torch::attach(session, net);
-      for (std::int64_t step = 0; step < 300; ++step) {
-        const auto rows = ::torch::randint(images.x.size(0), {32});
-        const auto x = images.x.index_select(0, rows);
-        const auto y = images.y.index_select(0, rows);
-        debug.step(step, [&] {
-          adam.zero_grad();
-          auto loss = ::torch::nn::functional::cross_entropy(net.forward(x), y);
-          loss.backward();
-          adam.step();
-          return loss.item<double>();
-        });
-      }
-    }
-    const auto findings = session.finish().findings;
+    const auto findings = train(images, net, adam, 32, Tier::watch);
     EXPECT_TRUE(findings.empty()) << "seed " << seed << ":\n" << findings_text(findings);
   }
 }
