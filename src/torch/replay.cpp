@@ -33,12 +33,13 @@
 // runs non-deterministic kernels, or changes state the adapter does not save (a learning-rate
 // scheduler stepped inside the callable, a counter). A replay that sees no NaN or Inf says so.
 // Not replayed: a step whose parameters were already not finite when it began (the replay would
-// see the same), a step already in diagnose, and a NaN made by the optimizer itself (its update
-// names it without a replay). The parameters' values are read on the steps watch samples; after
-// a step that ended with a NaN or Inf they are read again before each step is armed, until they
-// are finite: a run whose weights went NaN and trains on replayed every later step, each at 2-3
-// times a step's cost, to find the same NaN (an embedding model under SGD: 39 replays in the 50
-// steps after its NaN, where one was due).
+// see the same), a step already in diagnose, a NaN made by the optimizer itself (its update
+// names it without a replay), and a step whose parameters moved before its gradients went bad
+// (Note [A step that moved its parameters]). The parameters' values are read on the steps watch samples;
+// after a step that ended with a NaN or Inf they are read again before each step is armed, until they are
+// finite: a run whose weights went NaN and trains on replayed every later step, each at 2-3 times a step's
+// cost, to find the same NaN (an embedding model under SGD: 39 replays in the 50 steps after its NaN, where
+// one was due).
 #include <ATen/CPUGeneratorImpl.h>
 #include <c10/core/GradMode.h>
 #include <torch/csrc/autograd/engine.h>
@@ -78,6 +79,31 @@ void copy_into(at::Tensor& dst, const at::Tensor& src) {
   }
 }
 
+// Note [A step that moved its parameters]
+// The replay puts back what arm_replay saved, and parameters are not among it: it counts on the
+// step's gradients going bad before the optimizer moves them. An optimizer that evaluates the loss
+// more than once a step moves them between its backward passes: L-BFGS calls its closure up to
+// max_iter times in one step() and updates the parameters after each. On the iris set without a
+// line search it diverged at step 5-10 in 3 of 4 runs: the step's first closure finite, its update
+// NaN, the next closure's backward NaN. Replayed, the step began from the NaN parameters (watch
+// said they "held them when the step began") and L-BFGS from a state its first pass had half
+// updated, so the user's run was no longer one run of the step. So a step whose parameters moved
+// before its gradients went bad is not replayed: it goes on as it would without tfdebug, and each
+// parameter that moved and is no longer finite is observed there, in the optimizer phase: the
+// step's own update made it so (its value and gradient were finite at the last check). A step
+// that writes its parameters before its first backward (a clamp, an optimizer stepped first) is
+// not replayed either: the replay would apply that write twice.
+void observe_moved_parameters(AttachState& s) {
+  const std::int64_t step = s.step.load(std::memory_order_relaxed);
+  for (const Parameter& p : s.parameters) {
+    if (p.tensor._version() == p.version) continue;
+    auto view = view_of(p.tensor);
+    if (!view || all_finite(*view)) continue;
+    s.deliver({step, Phase::optimizer, Role::parameter, module_paths().name(p.module),
+               module_paths().name(p.name), *view, std::nullopt});
+  }
+}
+
 // The end of a backward: records each gradient as backward left it (Note [Gradients zeroed after
 // the optimizer] in attach.cpp); in an armed step, throws ReplayRequest when one is not finite.
 void end_of_backward(AttachState& s) {
@@ -104,7 +130,9 @@ void end_of_backward(AttachState& s) {
     auto view = view_of(grad);
     if (view && !all_finite(*view)) {
       s.replay_armed.store(false, std::memory_order_relaxed);
-      throw ReplayRequest();
+      if (parameters_unchanged(s)) throw ReplayRequest();
+      observe_moved_parameters(s);  // Note [A step that moved its parameters]
+      return;
     }
   }
 }

@@ -227,7 +227,12 @@ class Nonfinite final : public Rule {
     const std::string what =
         c.role != Role::output ? "the " + std::string(role_name(c.role)) + " " + c.op : where(c.module, c.op);
     std::string why;
-    if (c.role == Role::parameter) {
+    const bool moved = c.role == Role::parameter && c.phase == Phase::optimizer;
+    if (moved) {  // Note [A step that moved its parameters] in src/torch/replay.cpp
+      why =
+          " (the optimizer wrote them inside the step, between two of its backward passes, from a finite "
+          "parameter and gradient)";
+    } else if (c.role == Role::parameter) {
       why = " (it held them when the step began: no op of the step produced them)";
     } else if (c.role == Role::gradient) {
       why = " (the backward op that produced it was not observed)";
@@ -241,7 +246,11 @@ class Nonfinite final : public Rule {
     f.message = "first non-finite value: " + what + " holds " + std::to_string(c.stats.nonfinite()) +
                 " NaN/Inf of " + std::to_string(c.stats.count) + why + std::string(note) +
                 at_step(c.phase, step);
-    if (c.role == Role::parameter) {
+    if (moved) {
+      f.suggestion =
+          "an optimizer that evaluates the loss several times a step (L-BFGS) took too long a step: use "
+          "a line search (LBFGSOptions::line_search_fn(\"strong_wolfe\")) or a smaller learning rate";
+    } else if (c.role == Role::parameter) {
       f.suggestion =
           "the value was written outside the step's ops (between steps: a checkpoint load, a manual "
           "edit, another thread) or by the previous step's update: look at its update findings";
