@@ -34,6 +34,8 @@ TEST(NonfiniteHints, WhatEachOpMadeSaysWhy) {
   EXPECT_TRUE(says(producer_hint("aten::acos", Phase::forward, kNaN, false), "outside [-1, 1]"));
   EXPECT_TRUE(says(producer_hint("aten::cross_entropy_loss", Phase::forward, kNaN, false), "ignore_index"));
   EXPECT_TRUE(says(producer_hint("aten::mean", Phase::forward, kNaN, false), "a mean over no values"));
+  EXPECT_TRUE(says(producer_hint("aten::layer_norm", Phase::forward, kNaN, false), "an epsilon of 0"));
+  EXPECT_TRUE(says(producer_hint("aten::native_batch_norm", Phase::forward, kNaN, false), "an epsilon of 0"));
   // In backward, a division's NaN or Inf from finite values is an infinite derivative.
   EXPECT_TRUE(
       says(producer_hint("aten::div", Phase::backward, kNaN, false), "a derivative that is infinite"));
@@ -46,9 +48,10 @@ TEST(NonfiniteHints, WhatEachOpMadeSaysWhy) {
 }
 
 TEST(NonfiniteHints, NothingWhereTheOpSaysNothingMore) {
-  EXPECT_EQ(producer_hint("aten::mm", Phase::forward, kPosInf, false), "");    // an overflow: no reason
-  EXPECT_EQ(producer_hint("aten::mm", Phase::backward, kPosInf, false), "");   // f16 overflow in backward
-  EXPECT_EQ(producer_hint("aten::exp", Phase::forward, kNaN, false), "");      // not what exp makes
+  EXPECT_EQ(producer_hint("aten::mm", Phase::forward, kPosInf, false), "");   // an overflow: no reason
+  EXPECT_EQ(producer_hint("aten::mm", Phase::backward, kPosInf, false), "");  // f16 overflow in backward
+  EXPECT_EQ(producer_hint("aten::exp", Phase::forward, kNaN, false), "");     // not what exp makes
+  EXPECT_EQ(producer_hint("aten::layer_norm", Phase::forward, kPosInf, false), "");  // an overflow
   EXPECT_EQ(producer_hint("aten::sqrt", Phase::forward, kPosInf, false), "");  // sqrt of +Inf: no producer
   EXPECT_EQ(producer_hint("aten::cross_entropy_loss", Phase::forward, kPosInf, false), "");
   EXPECT_EQ(producer_hint("aten::matmul", Phase::forward, kNaN, true), "");

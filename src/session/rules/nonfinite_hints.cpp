@@ -3,7 +3,8 @@
 // negative input; div's NaN is 0 / 0 and its Inf x / 0; exp's +Inf an overflow; a NaN out of a
 // mean-reduced cross-entropy from finite logits is a batch with no target left (all ignore_index);
 // a NaN or Inf made in backward from finite values is a derivative that is infinite where the
-// forward was evaluated (sqrt or a norm at 0, log at 0: their backward divides by it). The
+// forward was evaluated (sqrt or a norm at 0, log at 0: their backward divides by it); a
+// normalisation's NaN from finite inputs is a constant row normalised with an epsilon of 0. The
 // nonfinite rule gives that reason and
 // its usual fix instead of the general list, when the op's name and what it made identify it.
 #include "nonfinite_hints.hpp"
@@ -36,6 +37,9 @@ constexpr std::array<std::string_view, 2> kDivisions{"div", "reciprocal"};
 constexpr std::array<std::string_view, 4> kUnitDomain{"acos", "asin", "atanh", "arccos"};
 constexpr std::array<std::string_view, 4> kMeanLosses{"cross_entropy_loss", "nll_loss", "nll_loss_nd",
                                                       "nll_loss2d"};
+constexpr std::array<std::string_view, 9> kNorms{
+    "layer_norm",        "native_layer_norm",      "group_norm",    "native_group_norm", "batch_norm",
+    "native_batch_norm", "_batch_norm_impl_index", "instance_norm", "rms_norm"};
 constexpr std::array<std::string_view, 5> kSoftmaxes{"softmax", "_softmax", "log_softmax", "_log_softmax",
                                                      "scaled_dot_product_attention"};
 
@@ -78,6 +82,10 @@ std::string forward_hint(std::string_view name, MadeValues made) {
   if (one_of(name, kMeanLosses) && nan && !inf)
     return "a mean over no targets: every target of the batch is ignore_index, so the loss is 0 / 0; "
            "skip such batches, or divide a summed loss by a count that cannot be 0";
+  if (one_of(name, kNorms) && nan && !inf)
+    return "a normalisation over values that are all equal (a blank or padded row, a constant "
+           "channel) with an epsilon of 0: (x - mean) / sqrt(0) is 0 / 0; give the norm an epsilon "
+           "(LayerNorm's default is 1e-5)";
   if (name == "mean" && nan && !inf)
     return "a mean over no values (an empty selection, 0 / 0): check the selection is not empty";
   if ((name == "var" || name == "std") && nan && !inf)
