@@ -84,12 +84,27 @@ std::optional<TensorView> AttachState::gradient_view(Parameter& p) {
 // read as "vanishing" at its first step off, an unused head as "barely moves". Each parameter's
 // hook notes the pass whose backward reached it; a parameter that no backward of a pass reached,
 // while others were, has neither its gradient nor its update observed in that step.
+//
+// Note [A backward after the optimizer]
+// A step can run its optimizer before its last backward: a GAN steps its discriminator, then
+// backpropagates the generator's loss through it; L-BFGS evaluates its closure again after each
+// update. The first op of an optimizer reads the gradients of the parameters the backward passes so
+// far reached; a later backward's hooks ask for the rest, read at step_end. Each parameter's
+// gradient is observed once a step: as the first optimizer after its backward used it. Before,
+// only the first optimizer's were read: a GAN's generator took "no gradient in 100 steps"
+// (unused_parameters, every run) and its gradients reached no rule. And the ops after an
+// optimizer went unobserved (Note [Optimizer] in op_path.cpp stops intercepting at its first op),
+// so diagnose could not name a NaN made in the generator's half of the step: once a loop is seen
+// running a backward after an optimizer, the steps that intercept go on intercepting through the
+// optimizer's ops (each run as is, unobserved), at the price of those ops' interception.
 void AttachState::observe_gradients() {
   const auto now = step.load(std::memory_order_relaxed);
+  const std::uint64_t pass = generation.load(std::memory_order_relaxed);
   for (auto& p : parameters) {
-    if (sat_out(p)) continue;
+    if (sat_out(p) || p.gradient_observed_pass == pass) continue;
     auto view = gradient_view(p);
     if (!view) continue;
+    p.gradient_observed_pass = pass;
     p.gradient_finite = deliver({now, Phase::backward, Role::gradient, module_paths().name(p.module),
                                  module_paths().name(p.name), *view, std::nullopt});
   }

@@ -135,6 +135,8 @@ struct Parameter {
   // gradients before step_end.
   // Note [Parameters that sit out a step] (attach.cpp): the last pass whose backward reached it.
   std::uint64_t gradient_pass = 0;
+  // Note [A backward after the optimizer] (attach.cpp): the last pass that observed its gradient.
+  std::uint64_t gradient_observed_pass = 0;
   std::uint64_t backward_end_pass = 0;  // the pass (`generation`) whose backward ended; 0: none
   const void* backward_end_impl = nullptr;
   std::int64_t backward_end_version = 0;
@@ -166,6 +168,9 @@ struct AttachState {
   std::atomic<std::uint64_t> generation{1};
   std::atomic<bool> backward_seen{false};
   std::atomic<bool> gradients_pending{false};
+  // Note [A backward after the optimizer] (attach.cpp): the loop ran a backward after an
+  // optimizer's first op in a step; intercepting steps then go on intercepting through the optimizer.
+  std::atomic<bool> backward_after_optimizer{false};
 
   SequenceModules sequence_modules;  // Note [Module of an op]
 

@@ -47,7 +47,9 @@
 // old, at step_end) with whether the parameter (step_begin) and its gradient (after backward) were finite, so
 // that an update that went non-finite from finite inputs is the optimizer's own doing
 // (Monitors::check_nonfinite). So at the first optimizer op (which observes the gradients) the thread stops
-// intercepting until the next step_begin, unless AttachOptions::optimizer_ops asks for the ops. Ops between
+// intercepting until the next step_begin, unless AttachOptions::optimizer_ops asks for the ops or the loop
+// was seen running a backward after an optimizer (Note [A backward after the optimizer] in attach.cpp:
+// its optimizer's ops then run unobserved, so that the forward after them is observed). Ops between
 // backward and the optimizer that run without grad mode (gradient clipping) count as the optimizer's.
 #include "op_path.hpp"
 
@@ -231,7 +233,9 @@ void prepare(AttachState& s, ThreadState& t, const c10::FunctionSchema& schema,
         s.observe_gradients();
       }
       if (!s.options.optimizer_ops) {  // Note [Optimizer]: the rest of the step runs as is
-        c10::impl::tls_set_dispatch_key_included(kModeKey, false);
+        // Note [A backward after the optimizer] (attach.cpp): unless a forward may follow.
+        if (!s.backward_after_optimizer.load(std::memory_order_relaxed))
+          c10::impl::tls_set_dispatch_key_included(kModeKey, false);
         call.info = nullptr;
         return;
       }

@@ -144,6 +144,11 @@ void end_of_backward(AttachState& s) {
 void on_gradient(AttachState& s, Parameter& p) {
   // Note [Parameters that sit out a step] (attach.cpp)
   p.gradient_pass = s.gradients_pass = s.generation.load(std::memory_order_relaxed);
+  // Note [A backward after the optimizer] (attach.cpp)
+  if (!s.gradients_pending.load(std::memory_order_relaxed) && s.in_step.load(std::memory_order_relaxed)) {
+    s.gradients_pending.store(true);
+    s.backward_after_optimizer.store(true, std::memory_order_relaxed);
+  }
   if (s.replay_armed.load(std::memory_order_relaxed) &&
       p.gradient_at_begin == Parameter::Gradient::unwritten) {
     const at::Tensor& grad = p.tensor.grad();

@@ -411,4 +411,82 @@ TEST(RealData, ABlankImageThroughANormWithoutEpsilonIsNamed) {
   }
 }
 
+// Note [A backward after the optimizer] (src/torch/attach.cpp): a GAN on the digits steps its
+// discriminator (Adam), then backpropagates the generator's loss through it and steps the
+// generator, in one step. Only the discriminator's gradients were read (at its optimizer's first
+// op), so every run warned that the generator's four parameters took "no gradient in 100 steps",
+// and diagnose stopped observing at the discriminator's optimizer: a log of the discriminator's
+// output planted in the generator's loss was reported as the generator's gradient "(the backward
+// op that produced it was not observed)". Healthy 1,000-step runs (seeds 1-4, both tiers) find
+// nothing; the planted log is named in diagnose, in forward, at its step.
+TEST(RealData, AGansTwoHalvesAreBothObserved) {
+  struct Gan : ::torch::nn::Module {
+    Gan()
+        : g1(register_module("g1", ::torch::nn::Linear(16, 64))),
+          g2(register_module("g2", ::torch::nn::Linear(64, 64))),
+          d1(register_module("d1", ::torch::nn::Linear(64, 32))),
+          d2(register_module("d2", ::torch::nn::Linear(32, 1))) {}
+    at::Tensor generate(const at::Tensor& z) { return ::torch::sigmoid(g2(::torch::relu(g1(z)))); }
+    at::Tensor judge(const at::Tensor& x) { return d2(::torch::leaky_relu(d1(x), 0.2)); }
+    ::torch::nn::Linear g1, g2, d1, d2;
+  };
+  const DataSet images = digits();
+  // 300 steps in `tier`, the generator's loss through a log at step `fault`; the findings.
+  const auto train_gan = [&](Tier tier, std::uint64_t seed, std::int64_t fault) {
+    at::set_num_threads(1);
+    ::torch::manual_seed(seed);
+    Gan net;
+    const auto adam = [](std::vector<at::Tensor> parameters) {
+      return ::torch::optim::Adam(std::move(parameters),
+                                  ::torch::optim::AdamOptions(2e-4).betas({0.5, 0.999}));
+    };
+    auto generator = net.g1->parameters();
+    for (const auto& p : net.g2->parameters()) generator.push_back(p);
+    auto discriminator = net.d1->parameters();
+    for (const auto& p : net.d2->parameters()) discriminator.push_back(p);
+    auto opt_g = adam(generator);
+    auto opt_d = adam(discriminator);
+    const auto real_label = ::torch::ones({32, 1});
+    const auto fake_label = ::torch::zeros({32, 1});
+    tfdebug::RunConfig config;
+    config.tier = tier;
+    tfdebug::Session session(config);
+    {
+      auto debug = tfdebug::torch::attach(session, net);
+      for (std::int64_t step = 0; step < 300; ++step) {
+        const auto real = images.x.index_select(0, ::torch::randint(images.x.size(0), {32}));
+        const auto noise = ::torch::randn({32, 16});
+        debug.step(step, [&] {
+          opt_d.zero_grad();
+          const auto fake = net.generate(noise);
+          const auto loss_d = ::torch::binary_cross_entropy_with_logits(net.judge(real), real_label) +
+                              ::torch::binary_cross_entropy_with_logits(net.judge(fake.detach()), fake_label);
+          loss_d.backward();
+          opt_d.step();
+          opt_g.zero_grad();
+          auto judged = net.judge(fake);
+          if (step == fault) judged = ::torch::log(judged);
+          const auto loss_g = ::torch::binary_cross_entropy_with_logits(judged, real_label);
+          loss_g.backward();
+          opt_g.step();
+          return loss_g.item<double>();
+        });
+      }
+    }
+    return session.finish().findings;
+  };
+  for (Tier tier : {Tier::watch, Tier::diagnose}) {
+    for (std::uint64_t seed : {1, 2}) {
+      const auto healthy = train_gan(tier, seed, -1);
+      EXPECT_TRUE(healthy.empty()) << "seed " << seed << ":\n" << findings_text(healthy);
+    }
+  }
+  const auto planted = train_gan(Tier::diagnose, 1, 253);
+  const Finding* first = tfdebug::testing::first_finding(planted, "nonfinite");
+  ASSERT_NE(first, nullptr) << findings_text(planted);
+  EXPECT_EQ(first->op, "aten::log") << first->message;
+  EXPECT_EQ(first->phase, tfdebug::Phase::forward) << first->message;
+  EXPECT_EQ(first->step, 253) << first->message;
+}
+
 }  // namespace
