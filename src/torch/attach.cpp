@@ -97,6 +97,12 @@ std::optional<TensorView> AttachState::gradient_view(Parameter& p) {
 // so diagnose could not name a NaN made in the generator's half of the step: once a loop is seen
 // running a backward after an optimizer, the steps that intercept go on intercepting through the
 // optimizer's ops (each run as is, unobserved), at the price of those ops' interception.
+// What is taken for the optimizer is the first op after a backward without grad mode: a frozen
+// backbone run under NoGradGuard in a second micro-batch is taken for it too, so its gradients
+// are read after the first micro-batch. An update in a step with a backward after the gradients
+// were read is then not judged as the optimizer's own doing (its gradient may have gone bad
+// after the read): a NaN planted in a frozen-backbone model's third micro-batch was blamed on
+// the optimizer's update of each head parameter as well as named at its op.
 void AttachState::observe_gradients() {
   const auto now = step.load(std::memory_order_relaxed);
   const std::uint64_t pass = generation.load(std::memory_order_relaxed);
@@ -271,6 +277,7 @@ void detail::AttachState::begin_pass(std::int64_t at, Tier pass_tier, bool repla
   generation.fetch_add(1);
   backward_seen.store(false);
   gradients_pending.store(true);
+  backward_after_read.store(false);
   step_nonfinite.store(false);
   check_queued.store(false);
   // The hooks note which parameters each backward reaches (Note [Parameters that sit out a
@@ -280,6 +287,7 @@ void detail::AttachState::begin_pass(std::int64_t at, Tier pass_tier, bool repla
   for (auto& p : parameters) {
     p.gradient_finite.reset();
     p.value_finite.reset();
+    p.seen_version = p.tensor._version();  // Note [A step that moved its parameters] (replay.cpp)
     if (!replaying) p.before_is_value = false;
     if (!intercepting) continue;  // Note [Op steps]: a watch step between the observed ones
     auto view = view_of(p.tensor);
@@ -386,8 +394,11 @@ void Attachment::step_end(std::int64_t step, std::optional<double> loss) {
       TensorView update(p.before.data(), *dtype_of(p.tensor.scalar_type()),
                         std::span<const std::int64_t>(shape.data(), shape.size()));
       // Note [Optimizer]: the update's inputs, unless the optimizer's own ops were observed.
+      // Note [A backward after the optimizer]: a gradient read before the step's last backward
+      // may not be the one the optimizer used.
       std::optional<bool> inputs_finite;
-      if (!(s.options.optimizer_ops && s.intercepting) && p.value_finite && p.gradient_finite)
+      if (!(s.options.optimizer_ops && s.intercepting) && !s.backward_after_read.load() && p.value_finite &&
+          p.gradient_finite)
         inputs_finite = *p.value_finite && *p.gradient_finite;
       s.deliver({step, Phase::optimizer, Role::update, detail::module_paths().name(p.module),
                  detail::module_paths().name(p.name), update, inputs_finite});

@@ -79,6 +79,8 @@ struct ThreadState {
   // Note [Channels]: a convolution ran since the last layer that is not one (or a normalisation
   // of channels) on this thread this step: outputs hold their units in dimension 1.
   bool channels_first = false;
+  // Note [A backward after the optimizer] (attach.cpp): the thread's last op was the optimizer's.
+  bool after_optimizer = false;
   std::array<SeenTensor, kSeen> seen;
   std::size_t seen_next = 0;
   std::unordered_map<const c10::FunctionSchema*, OpInfo> ops;
@@ -135,8 +137,12 @@ struct Parameter {
   // gradients before step_end.
   // Note [Parameters that sit out a step] (attach.cpp): the last pass whose backward reached it.
   std::uint64_t gradient_pass = 0;
-  // Note [A backward after the optimizer] (attach.cpp): the last pass that observed its gradient.
+  // Note [A backward after the optimizer] (attach.cpp): the last pass that observed its gradient;
+  // its version counter when last looked at, and the last pass that found it moved and not finite
+  // (Note [A step that moved its parameters] in replay.cpp).
   std::uint64_t gradient_observed_pass = 0;
+  std::int64_t seen_version = 0;
+  std::uint64_t moved_nonfinite_pass = 0;
   std::uint64_t backward_end_pass = 0;  // the pass (`generation`) whose backward ended; 0: none
   const void* backward_end_impl = nullptr;
   std::int64_t backward_end_version = 0;
@@ -171,6 +177,8 @@ struct AttachState {
   // Note [A backward after the optimizer] (attach.cpp): the loop ran a backward after an
   // optimizer's first op in a step; intercepting steps then go on intercepting through the optimizer.
   std::atomic<bool> backward_after_optimizer{false};
+  // ... and in this pass: the gradients read before it may not be those the optimizer used.
+  std::atomic<bool> backward_after_read{false};
 
   SequenceModules sequence_modules;  // Note [Module of an op]
 
@@ -252,6 +260,9 @@ bool arm_replay(AttachState& s);
 void restore_for_replay(AttachState& s);
 // No parameter changed since arm_replay (the optimizer did not run).
 bool parameters_unchanged(const AttachState& s);
+// Each parameter written since it was last looked at that is no longer finite, observed in the
+// optimizer phase, once a pass (Note [A step that moved its parameters]).
+void observe_moved_parameters(AttachState& s);
 // Removes the parameters' hooks (on detach).
 void remove_hooks(AttachState& s) noexcept;
 // A hook on each parameter that takes a gradient: the replay's (Note [Replay]) and the end of

@@ -195,6 +195,7 @@ void prepare(AttachState& s, ThreadState& t, const c10::FunctionSchema& schema,
     t.sequence_end = UINT64_MAX;
     t.node = nullptr;
     t.channels_first = false;
+    t.after_optimizer = false;
     for (auto& seen : t.seen) seen = SeenTensor{};
   }
   call.info = &op_info(t, schema);
@@ -232,6 +233,7 @@ void prepare(AttachState& s, ThreadState& t, const c10::FunctionSchema& schema,
       if (s.gradients_pending.load(std::memory_order_relaxed) && s.gradients_pending.exchange(false)) {
         s.observe_gradients();
       }
+      t.after_optimizer = true;
       if (!s.options.optimizer_ops) {  // Note [Optimizer]: the rest of the step runs as is
         // Note [A backward after the optimizer] (attach.cpp): unless a forward may follow.
         if (!s.backward_after_optimizer.load(std::memory_order_relaxed))
@@ -245,6 +247,10 @@ void prepare(AttachState& s, ThreadState& t, const c10::FunctionSchema& schema,
       call.module = parameter_module;
     } else {
       call.phase = Phase::forward;
+      if (t.after_optimizer) {  // Note [A step that moved its parameters] (replay.cpp)
+        t.after_optimizer = false;
+        observe_moved_parameters(s);
+      }
       // Note [Channels]
       if (call.info->convolution)
         t.channels_first = true;

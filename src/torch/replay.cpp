@@ -92,17 +92,11 @@ void copy_into(at::Tensor& dst, const at::Tensor& src) {
 // parameter that moved and is no longer finite is observed there, in the optimizer phase: the
 // step's own update made it so (its value and gradient were finite at the last check). A step
 // that writes its parameters before its first backward (a clamp, an optimizer stepped first) is
-// not replayed either: the replay would apply that write twice.
-void observe_moved_parameters(AttachState& s) {
-  const std::int64_t step = s.step.load(std::memory_order_relaxed);
-  for (const Parameter& p : s.parameters) {
-    if (p.tensor._version() == p.version) continue;
-    auto view = view_of(p.tensor);
-    if (!view || all_finite(*view)) continue;
-    s.deliver({step, Phase::optimizer, Role::parameter, module_paths().name(p.module),
-               module_paths().name(p.name), *view, std::nullopt});
-  }
-}
+// not replayed either: the replay would apply that write twice. A step that intercepts its ops
+// makes the same observation at the first op of the forward after an optimizer (Note [A backward
+// after the optimizer] in attach.cpp), before that forward reads the parameters: in diagnose,
+// L-BFGS's next closure reported its first Linear "holds NaN (its inputs were already
+// non-finite)" where the parameter its update wrote is the first non-finite value.
 
 // The end of a backward: records each gradient as backward left it (Note [Gradients zeroed after
 // the optimizer] in attach.cpp); in an armed step, throws ReplayRequest when one is not finite.
@@ -148,6 +142,7 @@ void on_gradient(AttachState& s, Parameter& p) {
   if (!s.gradients_pending.load(std::memory_order_relaxed) && s.in_step.load(std::memory_order_relaxed)) {
     s.gradients_pending.store(true);
     s.backward_after_optimizer.store(true, std::memory_order_relaxed);
+    s.backward_after_read.store(true, std::memory_order_relaxed);
   }
   if (s.replay_armed.load(std::memory_order_relaxed) &&
       p.gradient_at_begin == Parameter::Gradient::unwritten) {
@@ -265,6 +260,23 @@ bool parameters_unchanged(const AttachState& s) {
     if (p.tensor._version() != p.version) return false;
   }
   return true;
+}
+
+// Note [A step that moved its parameters]
+void observe_moved_parameters(AttachState& s) {
+  const std::int64_t step = s.step.load(std::memory_order_relaxed);
+  const std::uint64_t pass = s.generation.load(std::memory_order_relaxed);
+  for (Parameter& p : s.parameters) {
+    const std::int64_t version = p.tensor._version();
+    if (version == p.seen_version) continue;
+    p.seen_version = version;
+    if (p.moved_nonfinite_pass == pass) continue;
+    auto view = view_of(p.tensor);
+    if (!view || all_finite(*view)) continue;
+    p.moved_nonfinite_pass = pass;
+    s.deliver({step, Phase::optimizer, Role::parameter, module_paths().name(p.module),
+               module_paths().name(p.name), *view, std::nullopt});
+  }
 }
 
 void remove_hooks(AttachState& s) noexcept {
