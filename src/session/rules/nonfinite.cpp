@@ -260,8 +260,9 @@ class Nonfinite final : public Rule {
           "by itself) to find the op that produced the value";
     } else {
       f.suggestion =
-          "observe this step's ops in Tier::diagnose (with LibTorch, Attachment::step replays a bad "
-          "step there by itself) to find the op that produced the value";
+          "observe this step's ops in Tier::diagnose (Session::diagnose_steps) to find the op that "
+          "produced the value (with LibTorch, Attachment::step replays a bad step there by itself, "
+          "unless an optimizer moved the parameters inside the step before its gradients went bad)";
     }
     f.evidence = {{"producer", 0},
                   {"nan", c.stats.nan},
