@@ -229,9 +229,7 @@ class Nonfinite final : public Rule {
     std::string why;
     const bool moved = c.role == Role::parameter && c.phase == Phase::optimizer;
     if (moved) {  // Note [A step that moved its parameters] in src/torch/replay.cpp
-      why =
-          " (the optimizer wrote them inside the step, between two of its backward passes, from a finite "
-          "parameter and gradient)";
+      why = " (the optimizer wrote them inside the step, from values that were finite when it began)";
     } else if (c.role == Role::parameter) {
       why = " (it held them when the step began: no op of the step produced them)";
     } else if (c.role == Role::gradient) {
@@ -248,8 +246,8 @@ class Nonfinite final : public Rule {
                 at_step(c.phase, step);
     if (moved) {
       f.suggestion =
-          "an optimizer that evaluates the loss several times a step (L-BFGS) took too long a step: use "
-          "a line search (LBFGSOptions::line_search_fn(\"strong_wolfe\")) or a smaller learning rate";
+          "an optimizer run inside the step made them non-finite: lower its learning rate or clip its "
+          "gradients; for L-BFGS, use a line search (LBFGSOptions::line_search_fn(\"strong_wolfe\"))";
     } else if (c.role == Role::parameter) {
       f.suggestion =
           "the value was written outside the step's ops (between steps: a checkpoint load, a manual "
