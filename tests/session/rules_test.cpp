@@ -1,5 +1,6 @@
 // Each rule with synthetic observations: which rule fires, where and when, and silence on a
 // healthy run.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -351,6 +352,38 @@ TEST(Rules, GradientsOfALossThatIsNotANumberAreNotJudged) {
       EXPECT_TRUE(vanishing.empty()) << testing::describe(session.findings());
     } else {
       EXPECT_EQ(vanishing.size(), 3u) << testing::describe(session.findings());
+    }
+  }
+}
+
+// Note [A layer with a NaN gradient]: a layer whose weight's gradient is NaN and whose bias's is
+// exactly 0 (a WGAN-GP critic's last layer) has no norm that step: nonfinite reports it, and
+// vanishing_gradients says nothing, neither of it nor (the median layer) of the others. The same
+// weight's gradient at 0 is a vanishing layer.
+TEST(Rules, ALayerWithANaNGradientIsNotJudged) {
+  for (const bool nan : {true, false}) {
+    Session session(testing::quiet_config());
+    for (std::int64_t step = 0; step < 30; ++step) {
+      session.begin_step(step);
+      for (const char* layer : {"a", "b", "c"}) {
+        std::vector<float> weight = normal(16, 0.0f, 0.1f, std::uint32_t(step * 3 + layer[0]));
+        if (step == 20 && layer == std::string("c"))
+          std::fill(weight.begin(), weight.end(), nan ? std::numeric_limits<float>::quiet_NaN() : 0.0f);
+        session.observe(tensor(step, Role::gradient, layer, std::string(layer) + ".weight", weight, {4, 4}));
+        session.observe(tensor(step, Role::gradient, layer, std::string(layer) + ".bias",
+                               std::vector<float>(4, 0.0f), {4}));
+      }
+      session.end_step(step, 0.5);
+    }
+    const auto vanishing = with_rule(session.findings(), "vanishing_gradients");
+    if (nan) {
+      EXPECT_TRUE(vanishing.empty()) << testing::describe(session.findings());
+      EXPECT_EQ(with_rule(session.findings(), "nonfinite").size(), 1u)
+          << testing::describe(session.findings());
+    } else {
+      ASSERT_EQ(vanishing.size(), 1u) << testing::describe(session.findings());
+      EXPECT_EQ(vanishing[0].module, "c");
+      EXPECT_EQ(vanishing[0].step, 20);
     }
   }
 }

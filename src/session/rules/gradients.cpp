@@ -81,6 +81,13 @@
 // batch whose targets were all ignore_index is 0 / 0: NaN, with every gradient exactly 0, which
 // read as "vanishing" on every layer. Such a step's norms are neither judged nor kept in the
 // history.
+//
+// Note [A layer with a NaN gradient]
+// A gradient that holds NaN or Inf has no norm (nonfinite reports it), and neither has its layer
+// that step: judged by its other parameters alone, a WGAN-GP critic's last layer, whose weight
+// took the NaN of a gradient penalty's sqrt at 0 and whose bias's gradient is exactly 0 in every
+// step (the critic's two means cancel it), read as "gradient norm of c2 is 0" (vanishing). Such a
+// layer is left out of the step: not judged, not in the median layer, not kept in its history.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -111,7 +118,6 @@ class Gradients final : public Rule {
   Needs needs(const Observation& /*o*/) const override { return {Need::norm}; }
 
   void observe(const RuleInput& in, RuleContext& /*out*/) override {
-    if (in.stats.nonfinite() > 0) return;  // the norm needs finite values
     const Observation& o = in.observation;
     // The layer: its module, or its name up to the last '.'.
     const std::size_t dot = o.op.rfind('.');
@@ -119,6 +125,11 @@ class Gradients final : public Rule {
                                    : dot == std::string_view::npos ? o.op
                                                                    : o.op.substr(0, dot);
     if (Layer* entry = layers_.find_or_add(layer, "")) {
+      // Note [A layer with a NaN gradient]
+      if (in.stats.nonfinite() > 0) {
+        entry->nonfinite = true;
+        return;
+      }
       entry->sq = (entry->seen ? entry->sq : 0.0) + in.stats.l2 * in.stats.l2;
       entry->seen = true;
     }
@@ -132,6 +143,7 @@ class Gradients final : public Rule {
     layers.clear();
     norms.clear();
     layers_.for_each([&](std::string_view name, std::string_view, Layer& entry) {
+      if (entry.nonfinite) entry.seen = entry.nonfinite = false;  // Note [A layer with a NaN gradient]
       if (!entry.seen) return;
       layers.emplace_back(name, &entry);
       norms.push_back(std::sqrt(entry.sq));
@@ -295,6 +307,7 @@ class Gradients final : public Rule {
   struct Layer {
     double sq = 0;                // sum of squared parameter-gradient norms this step
     bool seen = false;            // a gradient of the layer arrived this step
+    bool nonfinite = false;       // a gradient of the layer held NaN or Inf this step
     std::optional<Ring> history;  // norms of the last history_length steps
     double peak = 0;              // the largest norm of the run so far
     std::int64_t kept = 0;        // norms kept so far (peak_after)
