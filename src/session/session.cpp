@@ -546,9 +546,15 @@ Verdict Session::observe(const Observation& observation) {
     } else {
       // A non-finite output whose producer answers only on demand: ask it now, outside the lock.
       Observation resolved = observation;
+      std::string node;
       if (!finite && (observation.role == Role::output || observation.role == Role::update)) {
         resolved.input_kinds = observation.resolve_input_kinds();
         if (resolved.input_kinds) resolved.inputs_finite = resolved.input_kinds->finite();
+        if (observation.phase == Phase::backward && observation.node.empty() &&
+            observation.inputs != nullptr) {
+          node = observation.inputs->autograd_node();
+          resolved.node = node;
+        }
       }
       resolved.inputs = nullptr;
       for (Reader& r : readers) {

@@ -102,7 +102,8 @@ struct OpCall {
   std::int8_t written_finite = -1;  // -1: no in-place input; else whether it was finite before
   InputKinds written_kinds;         // what the in-place inputs held before the op, when not finite
   std::int8_t unit_dim = -1;        // Observation::unit_dim of its outputs (Note [Channels])
-  bool complete = false;            // every op of the step is observed (diagnose): inputs can be from outside
+  const ::torch::autograd::Node* node = nullptr;  // backward: the node it runs in, alive until it returns
+  bool complete = false;  // every op of the step is observed (diagnose): inputs can be from outside
   std::uint8_t input_count = 0;
   std::array<at::Tensor, kMaxInputs> inputs;
 };

@@ -218,6 +218,7 @@ void prepare(AttachState& s, ThreadState& t, const c10::FunctionSchema& schema,
     call.phase = Phase::backward;
     if (!s.backward_seen.load(std::memory_order_relaxed)) s.backward_seen.store(true);
     if (node != nullptr) {
+      call.node = node;
       enter_node(s, t, *node);
       if (t.node_accumulates) {  // Note [Gradients once]
         call.info = nullptr;
@@ -343,6 +344,7 @@ class CallInputs final : public InputsCheck {
     }
     return kinds;
   }
+  std::string autograd_node() const override { return call_.node != nullptr ? call_.node->name() : ""; }
   std::vector<TensorView> input_views() const override {
     std::vector<TensorView> views;
     for (std::size_t i = 0; i < call_.input_count; ++i) {

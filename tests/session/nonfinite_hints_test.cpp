@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "session_test_util.hpp"
@@ -41,6 +43,20 @@ TEST(NonfiniteHints, WhatEachOpMadeSaysWhy) {
       says(producer_hint("aten::div", Phase::backward, kNaN, false), "a derivative that is infinite"));
   EXPECT_TRUE(
       says(producer_hint("aten::pow", Phase::backward, kPosInf, false), "a derivative that is infinite"));
+  // Note [The node says which derivative]: the node names the forward op whose derivative it is.
+  EXPECT_TRUE(says(producer_hint("aten::div", Phase::backward, kNegInf, false, "SqrtBackward0"),
+                   "the derivative of sqrt at 0"));
+  EXPECT_TRUE(says(producer_hint("aten::mul", Phase::backward, kPosInf, false, "LogBackward0"),
+                   "the derivative of log at 0"));
+  EXPECT_TRUE(
+      says(producer_hint("aten::mul", Phase::backward, kPosInf, false, "PowBackward1"), "exponent below 1"));
+  EXPECT_TRUE(says(producer_hint("aten::div", Phase::backward, kNegInf, false, "AcosBackward0"),
+                   "the derivative of acos at +-1"));
+  // A node that names no forward op of those: the backward advice by the op, as without one.
+  EXPECT_TRUE(says(producer_hint("aten::div", Phase::backward, kNaN, false, "torch::autograd::CppNode<Clip>"),
+                   "a derivative that is infinite"));
+  EXPECT_TRUE(says(producer_hint("aten::div", Phase::backward, kNaN, false, "MyBackward"),
+                   "a derivative that is infinite"));
   // From infinities: the masked softmax row, 0 * inf, inf - inf.
   EXPECT_TRUE(says(producer_hint("aten::_softmax", Phase::forward, kNaN, true), "every entry is masked"));
   EXPECT_TRUE(says(producer_hint("aten::mul", Phase::forward, kNaN, true), "0 * inf"));
@@ -56,6 +72,48 @@ TEST(NonfiniteHints, NothingWhereTheOpSaysNothingMore) {
   EXPECT_EQ(producer_hint("aten::cross_entropy_loss", Phase::forward, kPosInf, false), "");
   EXPECT_EQ(producer_hint("aten::matmul", Phase::forward, kNaN, true), "");
   EXPECT_EQ(producer_hint("mylib::logits", Phase::forward, kNaN, false), "");  // "log" is not a prefix match
+  // A node says nothing of an op in the forward, nor of a NaN made from infinities.
+  EXPECT_EQ(producer_hint("aten::mm", Phase::forward, kPosInf, false, "SqrtBackward0"), "");
+  EXPECT_EQ(producer_hint("aten::matmul", Phase::backward, kNaN, true, "SqrtBackward0"), "");
+  EXPECT_EQ(producer_hint("aten::mm", Phase::backward, kPosInf, false, "MmBackward0"), "");
+}
+
+// A producer that names a backward op's autograd node when asked (Observation::node).
+class NodeNamingInputs final : public InputsCheck {
+ public:
+  std::optional<bool> inputs_finite() const override { return true; }
+  std::string autograd_node() const override {
+    ++asked;
+    return "SqrtBackward0";
+  }
+  mutable int asked = 0;
+};
+
+// Through the Session: a non-finite backward output's node is asked for once and named in the
+// message, its evidence and its suggestion; a finite output's node is never asked for.
+TEST(NonfiniteHints, ABackwardProducerIsNamedWithItsNode) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> made{-inf, -inf};
+  const std::vector<float> finite{1.0f, 2.0f};
+  Session session(testing::quiet_config());
+  const NodeNamingInputs inputs;
+  session.begin_step(3);
+  for (const auto* values : {&finite, &made}) {
+    Observation o = testing::output(3, "", "aten::div", *values, {}, std::nullopt);
+    o.phase = Phase::backward;
+    o.inputs = &inputs;
+    session.observe(o);
+  }
+  session.end_step(3, 1.0);
+  EXPECT_EQ(inputs.asked, 1);
+  const auto nonfinite = testing::with_rule(session.findings(), "nonfinite");
+  ASSERT_EQ(nonfinite.size(), 1u) << testing::describe(session.findings());
+  EXPECT_EQ(nonfinite[0].message,
+            "aten::div (SqrtBackward0) produced 2 -Inf of 2 values from finite inputs (backward, step 3)");
+  EXPECT_TRUE(says(nonfinite[0].suggestion, "the derivative of sqrt at 0")) << nonfinite[0].suggestion;
+  const EvidenceValue* node = nonfinite[0].find_evidence("autograd_node");
+  ASSERT_NE(node, nullptr);
+  EXPECT_EQ(std::get<std::string>(*node), "SqrtBackward0");
 }
 
 // Through the Session: the rule gives the op's reason as its suggestion, and the general advice

@@ -556,6 +556,12 @@ TEST_P(Faults, TheWhereTrapIsNamedInBackward) {
   EXPECT_NE(backward->message.find("from finite inputs"), std::string::npos) << backward->message;
   EXPECT_NE(backward->suggestion.find("a derivative that is infinite"), std::string::npos)
       << backward->suggestion;
+  // Note [The node says which derivative] (src/session/rules/nonfinite_hints.cpp)
+  EXPECT_NE(backward->message.find("aten::div (LogBackward0)"), std::string::npos) << backward->message;
+  EXPECT_NE(backward->suggestion.find("the derivative of log at 0"), std::string::npos)
+      << backward->suggestion;
+  EXPECT_NE(backward->suggestion.find("where(x > 0, f(x), 0) still differentiates f at 0"), std::string::npos)
+      << backward->suggestion;
   EXPECT_NE(first->suggestion.find("log of 0"), std::string::npos) << first->suggestion;
   EXPECT_EQ(run.replays, GetParam() == Tier::watch ? 1 : 0);
 }

@@ -9,6 +9,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <gtest/gtest.h>
+#include <torch/autograd.h>
 #include <torch/nn/functional/activation.h>
 #include <torch/nn/functional/loss.h>
 #include <torch/nn/modules/dropout.h>
@@ -560,3 +561,96 @@ TEST(RealData, AFrozenBackboneInMicroBatchesBlamesOnlyTheOp) {
 }
 
 }  // namespace
+
+// A WGAN-GP on the digits: the critic's gradient penalty differentiates the critic with respect
+// to its input inside the step (autograd::grad with create_graph) and backpropagates through that
+// derivative; the generator steps every fifth step. The penalty's norm written as
+// sqrt(sum(slopes * slopes)) has an infinite derivative where the slopes are all 0: planted at
+// step 153 by zeroing them, its backward's aten::div in SqrtBackward0 makes -Inf, and the critic's
+// weight gradients go NaN. That op (and its node) is named in both tiers, through a replay in
+// watch; the critic's last layer, whose weight's gradient is NaN and whose bias's is exactly 0 in
+// every step (the critic's two means cancel it), was also reported "vanishing" (Note [A layer with
+// a NaN gradient] in src/session/rules/gradients.cpp).
+TEST(RealData, AGradientPenaltysSqrtAtZeroIsNamedByItsNode) {
+  struct Wgan : ::torch::nn::Module {
+    Wgan()
+        : g1(register_module("g1", ::torch::nn::Linear(16, 64))),
+          g2(register_module("g2", ::torch::nn::Linear(64, 64))),
+          c1(register_module("c1", ::torch::nn::Linear(64, 64))),
+          c2(register_module("c2", ::torch::nn::Linear(64, 1))) {}
+    at::Tensor generate(const at::Tensor& z) { return ::torch::sigmoid(g2(::torch::relu(g1(z)))); }
+    at::Tensor critic(const at::Tensor& x) { return c2(::torch::leaky_relu(c1(x), 0.2)); }
+    ::torch::nn::Linear g1, g2, c1, c2;
+  };
+  const DataSet images = digits();
+  struct Run {
+    std::vector<Finding> findings;
+    std::int64_t replays = 0;
+  };
+  const auto train_wgan = [&](Tier tier, std::uint64_t seed, std::int64_t fault) {
+    at::set_num_threads(1);
+    ::torch::manual_seed(seed);
+    Wgan net;
+    auto generator = net.g1->parameters();
+    for (const auto& p : net.g2->parameters()) generator.push_back(p);
+    auto critic = net.c1->parameters();
+    for (const auto& p : net.c2->parameters()) critic.push_back(p);
+    ::torch::optim::Adam opt_g(generator, ::torch::optim::AdamOptions(1e-4).betas({0.5, 0.9}));
+    ::torch::optim::Adam opt_c(critic, ::torch::optim::AdamOptions(1e-4).betas({0.5, 0.9}));
+    tfdebug::RunConfig config;
+    config.tier = tier;
+    tfdebug::Session session(config);
+    Run run;
+    {
+      auto debug = tfdebug::torch::attach(session, net);
+      for (std::int64_t step = 0; step < 300; ++step) {
+        const auto real = images.x.index_select(0, ::torch::randint(images.x.size(0), {32}));
+        const auto noise = ::torch::randn({32, 16});
+        debug.step(step, [&] {
+          opt_c.zero_grad();
+          const auto fake = net.generate(noise).detach();
+          const auto alpha = ::torch::rand({32, 1});
+          const auto mixed = (alpha * real + (1 - alpha) * fake).requires_grad_(true);
+          auto slopes = ::torch::autograd::grad({net.critic(mixed).sum()}, {mixed}, {}, /*retain_graph=*/true,
+                                                /*create_graph=*/true)[0];
+          if (step == fault) slopes = slopes * 0;
+          const auto penalty = (::torch::sqrt((slopes * slopes).sum(1)) - 1).pow(2).mean();
+          const auto loss_c = net.critic(fake).mean() - net.critic(real).mean() + 10 * penalty;
+          loss_c.backward();
+          opt_c.step();
+          if (step % 5 == 0) {
+            opt_g.zero_grad();
+            const auto loss_g = -net.critic(net.generate(noise)).mean();
+            loss_g.backward();
+            opt_g.step();
+          }
+          return loss_c.item<double>();
+        });
+      }
+      run.replays = debug.counters().replays;
+    }
+    run.findings = session.finish().findings;
+    return run;
+  };
+  for (Tier tier : {Tier::watch, Tier::diagnose}) {
+    for (std::uint64_t seed : {1, 2}) {
+      const Run healthy = train_wgan(tier, seed, -1);
+      EXPECT_TRUE(healthy.findings.empty()) << "seed " << seed << ":\n" << findings_text(healthy.findings);
+    }
+    const Run planted = train_wgan(tier, 1, 153);
+    EXPECT_EQ(planted.replays, tier == Tier::watch ? 1 : 0);
+    const Finding* first = tfdebug::testing::first_finding(planted.findings, "nonfinite");
+    ASSERT_NE(first, nullptr) << findings_text(planted.findings);
+    EXPECT_EQ(first->op, "aten::div") << first->message;
+    EXPECT_EQ(first->module, "") << first->message;
+    EXPECT_EQ(first->phase, tfdebug::Phase::backward) << first->message;
+    EXPECT_EQ(first->step, 153) << first->message;
+    EXPECT_NE(
+        first->message.find("aten::div (SqrtBackward0) produced 32 -Inf of 32 values from finite inputs"),
+        std::string::npos)
+        << first->message;
+    EXPECT_NE(first->suggestion.find("the derivative of sqrt at 0"), std::string::npos) << first->suggestion;
+    EXPECT_EQ(tfdebug::testing::first_finding(planted.findings, "vanishing_gradients"), nullptr)
+        << findings_text(planted.findings);
+  }
+}

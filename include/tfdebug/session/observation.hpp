@@ -70,6 +70,9 @@ class InputsCheck {
   // export, tfdebug::ide::ShapeRecorder): the LibTorch adapter's are the op's floating-point
   // inputs. Views valid only during the observe call. The default: none known.
   virtual std::vector<TensorView> input_views() const { return {}; }
+  // A backward op's autograd node, by its name ("SqrtBackward0": the derivative of a sqrt), when
+  // the producer knows it; "" otherwise. The default: not known.
+  virtual std::string autograd_node() const { return {}; }
 
  protected:
   ~InputsCheck() = default;
@@ -94,6 +97,10 @@ struct Observation {
   // What the inputs held (set by a Session for the non-finite outputs it hands its rules, from
   // resolve_input_kinds; a producer may set it instead of inputs_finite).
   std::optional<InputKinds> input_kinds = std::nullopt;
+  // Backward outputs only: the autograd node the op ran in ("SqrtBackward0"), when known (set by a
+  // Session for the non-finite outputs it hands its rules, from InputsCheck::autograd_node; a
+  // producer may set it instead). Valid only during the call.
+  std::string_view node = {};
   // Outputs only: the op wrote values its caller chose rather than computed them from its inputs
   // (zeros, full, fill_, masked_fill, where, arange): such an output has no units, and the +-Inf
   // it holds were put there on purpose (attention masks fill padded keys with -inf).

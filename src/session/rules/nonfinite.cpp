@@ -132,6 +132,14 @@ class Nonfinite final : public Rule {
     Candidate first;
   };
 
+  // "aten::div in c1", and a backward op's node when known: "aten::div (SqrtBackward0) in c1".
+  static std::string producer_where(const Observation& o) {
+    if (o.node.empty()) return where(o.module, o.op);
+    std::string text = std::string(o.op) + " (" + std::string(o.node) + ")";
+    if (!o.module.empty()) text += " in " + std::string(o.module);
+    return text;
+  }
+
   static Candidate candidate(const Observation& o, const Stats& s) {
     const bool computed = o.role == Role::output || o.role == Role::update;
     return Candidate{std::string(o.module),
@@ -170,19 +178,21 @@ class Nonfinite final : public Rule {
           "look at the code that calls it and where its value comes from (a statistic of nothing: "
           "0 / 0, the mean of an empty selection; a NaN used as a marker for missing data)";
     } else if (o.resolve_input_kinds()->finite()) {
-      f.message = where(o.module, o.op) + " produced " + kinds + " of " + std::to_string(s.count) +
+      f.message = producer_where(o) + " produced " + kinds + " of " + std::to_string(s.count) +
                   " values from finite inputs" + at_step(o.phase, o.step);
       // Note [What the op says] (nonfinite_hints.cpp)
-      f.suggestion = producer_hint(o.op, o.phase, {s.nan, s.pos_inf, s.neg_inf}, /*from_infinities=*/false);
+      f.suggestion =
+          producer_hint(o.op, o.phase, {s.nan, s.pos_inf, s.neg_inf}, /*from_infinities=*/false, o.node);
       if (f.suggestion.empty())
         f.suggestion =
             "check this op's inputs for values outside its domain (log/sqrt of negatives, division by "
             "~0, exp overflow); clamp or add an epsilon, or lower the learning rate if they grew";
     } else {
       // NaN from infinities: inf - inf, 0 * inf, inf / inf; a softmax over a row of -inf only.
-      f.message = where(o.module, o.op) + " produced " + kinds + " of " + std::to_string(s.count) +
+      f.message = producer_where(o) + " produced " + kinds + " of " + std::to_string(s.count) +
                   " values from inputs that held +-Inf but no NaN" + at_step(o.phase, o.step);
-      f.suggestion = producer_hint(o.op, o.phase, {s.nan, s.pos_inf, s.neg_inf}, /*from_infinities=*/true);
+      f.suggestion =
+          producer_hint(o.op, o.phase, {s.nan, s.pos_inf, s.neg_inf}, /*from_infinities=*/true, o.node);
       if (f.suggestion.empty())
         f.suggestion =
             "an infinity met another (inf - inf, 0 * inf, inf / inf): see the finding for the op that "
@@ -191,6 +201,7 @@ class Nonfinite final : public Rule {
     }
     f.evidence = {{"producer", 1},    {"nan", s.nan},     {"pos_inf", s.pos_inf}, {"neg_inf", s.neg_inf},
                   {"count", s.count}, {"propagators", 0}, {"finite_min", s.min},  {"finite_max", s.max}};
+    if (!o.node.empty()) f.evidence.push_back({"autograd_node", std::string(o.node)});
     f.magnitude = double(s.nonfinite());
     step_producers_.emplace_back(o.module, o.op);
     reported_ = true;

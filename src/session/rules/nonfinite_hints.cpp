@@ -43,6 +43,48 @@ constexpr std::array<std::string_view, 9> kNorms{
 constexpr std::array<std::string_view, 5> kSoftmaxes{"softmax", "_softmax", "log_softmax", "_log_softmax",
                                                      "scaled_dot_product_attention"};
 
+// The forward op a generated autograd node differentiates, as the node names it: "SqrtBackward0"
+// -> "Sqrt"; "" for another node (AccumulateGrad, a custom function's).
+std::string_view forward_of(std::string_view node) {
+  const auto at = node.rfind("Backward");
+  if (at == std::string_view::npos || at == 0) return {};
+  for (const char c : node.substr(at + 8)) {
+    if (c < '0' || c > '9') return {};
+  }
+  return node.substr(0, at);
+}
+
+// Note [The node says which derivative]
+// A backward op that makes an Inf from finite values is a derivative that is infinite where the
+// forward evaluated it, and its node names which forward op that was: a gradient penalty written
+// as sqrt(sum(g * g)) (WGAN-GP) is NaN once a slope is 0, made by aten::div in SqrtBackward0.
+// Which derivative, and its fix; "" for a forward op not among these.
+std::string derivative_hint(std::string_view forward) {
+  if (forward == "Sqrt")
+    return "the derivative of sqrt at 0 (1 / (2 sqrt(0))): a sqrt met a 0, often a norm written as "
+           "sqrt(sum(x * x)) over a vector of zeros (a WGAN-GP penalty's slopes); add an epsilon inside "
+           "(sqrt(x + 1e-12)), or take the norm with Tensor::norm or linalg_vector_norm, whose gradient at "
+           "0 is 0";
+  if (forward == "Rsqrt") return "the derivative of rsqrt at 0: add an epsilon to its input";
+  if (forward == "Log" || forward == "Log2" || forward == "Log10")
+    return "the derivative of log at 0 (1 / 0): a log met a 0 (it made -inf there, unless a later op "
+           "masked it); take log(x + eps), log(where(x > 0, x, 1)), or log_softmax / logsigmoid instead "
+           "of the log of a probability";
+  if (forward == "Pow")
+    return "the derivative of pow with an exponent below 1 at 0 (x^0.5 at 0): add an epsilon to the base, "
+           "or use sqrt(x + eps)";
+  if (forward == "Div" || forward == "Reciprocal")
+    return "the derivative of a division where its denominator is 0: add an epsilon to the denominator, or "
+           "clamp it away from 0";
+  if (forward == "Acos" || forward == "Asin" || forward == "Atanh")
+    return "the derivative of " +
+           std::string(forward == "Acos"   ? "acos"
+                       : forward == "Asin" ? "asin"
+                                           : "atanh") +
+           " at +-1: a cosine or correlation that reached 1; clamp its input to [-1 + eps, 1 - eps]";
+  return "";
+}
+
 std::string forward_hint(std::string_view name, MadeValues made) {
   const bool nan = made.nan > 0;
   const bool inf = made.pos_inf + made.neg_inf > 0;
@@ -96,8 +138,15 @@ std::string forward_hint(std::string_view name, MadeValues made) {
 
 }  // namespace
 
-std::string producer_hint(std::string_view op, Phase phase, MadeValues made, bool from_infinities) {
+std::string producer_hint(std::string_view op, Phase phase, MadeValues made, bool from_infinities,
+                          std::string_view node) {
   const std::string_view name = base_name(op);
+  if (phase == Phase::backward && !from_infinities) {
+    if (const std::string which = derivative_hint(forward_of(node)); !which.empty())
+      return "a derivative that is infinite where the forward evaluated it: " + which +
+             ". A where() after the op does not keep it out (where(x > 0, f(x), 0) still differentiates "
+             "f at 0): select the inputs before the op";
+  }
   if (from_infinities) {
     if (one_of(name, kSoftmaxes))
       return "an infinity met another (-inf - -inf): a softmax over a row whose every entry is masked "

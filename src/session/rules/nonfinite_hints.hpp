@@ -17,7 +17,9 @@ struct MadeValues {
 };
 
 // The suggestion for a producer: from finite inputs, or (`from_infinities`) a NaN from inputs
-// that held +-Inf. "" when the op says nothing more than the general advice.
-std::string producer_hint(std::string_view op, Phase phase, MadeValues made, bool from_infinities);
+// that held +-Inf; `node`: a backward op's autograd node ("SqrtBackward0"), "" when not known.
+// "" when the op says nothing more than the general advice.
+std::string producer_hint(std::string_view op, Phase phase, MadeValues made, bool from_infinities,
+                          std::string_view node = {});
 
 }  // namespace tfdebug::detail
