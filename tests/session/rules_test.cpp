@@ -388,6 +388,38 @@ TEST(Rules, ALayerWithANaNGradientIsNotJudged) {
   }
 }
 
+// Note [A step without a gradient]: steps whose every gradient is exactly 0 (a loss flat on its
+// batch: every advantage 0) say nothing of the layers, with a loss of 0 and with a median loss at
+// or below 0, where the loss's fall cannot excuse them; history_length (50) of them running are
+// one warning, for the model.
+TEST(Rules, AStepWithoutAGradientIsTheLosss) {
+  for (const std::int64_t flat_from : {std::int64_t(20), std::int64_t(200)}) {
+    Session session(testing::quiet_config());
+    for (std::int64_t step = 0; step < 120; ++step) {
+      session.begin_step(step);
+      const bool flat = step == 12 || step == 17 || step >= flat_from;
+      for (const char* layer : {"a", "b", "c"}) {
+        const std::vector<float> weight =
+            flat ? std::vector<float>(16, 0.0f) : normal(16, 0.0f, 0.1f, std::uint32_t(step * 3 + layer[0]));
+        session.observe(tensor(step, Role::gradient, layer, std::string(layer) + ".weight", weight, {4, 4}));
+      }
+      session.end_step(step, flat ? 0.0 : (step % 2 == 0 ? -0.3 : 0.2));
+    }
+    const auto vanishing = with_rule(session.findings(), "vanishing_gradients");
+    if (flat_from > 120) {
+      EXPECT_TRUE(vanishing.empty()) << testing::describe(session.findings());
+    } else {
+      ASSERT_EQ(vanishing.size(), 1u) << testing::describe(session.findings());
+      EXPECT_EQ(vanishing[0].module, "");
+      EXPECT_EQ(vanishing[0].step, flat_from + 49);
+      EXPECT_NE(vanishing[0].message.find("every gradient has been exactly 0 for 50 steps running"),
+                std::string::npos)
+          << vanishing[0].message;
+      EXPECT_EQ(vanishing[0].evidence_value("layers"), 3.0);
+    }
+  }
+}
+
 TEST(Rules, SteadyGradientsAreSilent) {
   const auto findings = run_gradients(1.0, 12);
   EXPECT_TRUE(findings.empty()) << testing::describe(findings);

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -652,5 +653,47 @@ TEST(RealData, AGradientPenaltysSqrtAtZeroIsNamedByItsNode) {
     EXPECT_NE(first->suggestion.find("the derivative of sqrt at 0"), std::string::npos) << first->suggestion;
     EXPECT_EQ(tfdebug::testing::first_finding(planted.findings, "vanishing_gradients"), nullptr)
         << findings_text(planted.findings);
+  }
+}
+
+// REINFORCE on the digits as a contextual bandit: the policy picks a digit, the reward is 1 when it
+// is the image's, advantages are the rewards normalised over the batch. Early on a batch of 32
+// earns no reward about once in 30 steps: every advantage is 0, and so are the loss and every
+// gradient, which was reported as vanishing on every layer (Note [A step without a gradient] in
+// src/session/rules/gradients.cpp). A reward that is never earned keeps the loss flat: one warning,
+// for the model, after 50 steps.
+TEST(RealData, APolicyGradientBatchWithoutRewardIsNoVanishing) {
+  const DataSet images = digits();
+  const auto train_policy = [&](Tier tier, std::uint64_t seed, bool rewarded) {
+    at::set_num_threads(1);
+    ::torch::manual_seed(seed);
+    Mlp net(64, 64, 10);
+    ::torch::optim::Adam opt(net.parameters(), ::torch::optim::AdamOptions(1e-3));
+    const Loss reinforce = [&](const at::Tensor& logits, const DataSet& batch) {
+      const auto log_p = ::torch::log_softmax(logits, 1);
+      const auto action = ::torch::multinomial(log_p.exp().detach(), 1).squeeze(1);
+      const auto reward = rewarded ? (action == batch.y).to(at::kFloat) : ::torch::zeros({batch.y.size(0)});
+      const auto advantage = (reward - reward.mean()) / (reward.std() + 1e-8);
+      return -(log_p.gather(1, action.unsqueeze(1)).squeeze(1) * advantage).mean();
+    };
+    return train(images, net, opt, 32, tier, 120, reinforce);
+  };
+  for (Tier tier : {Tier::watch, Tier::diagnose}) {
+    for (std::uint64_t seed : {1, 2}) {
+      const auto healthy = train_policy(tier, seed, true);
+      EXPECT_EQ(tfdebug::testing::first_finding(healthy, "vanishing_gradients"), nullptr)
+          << "seed " << seed << ":\n"
+          << findings_text(healthy);
+    }
+    const auto unrewarded = train_policy(tier, 1, false);
+    std::vector<const Finding*> vanishing;
+    for (const Finding& f : unrewarded)
+      if (f.rule == "vanishing_gradients") vanishing.push_back(&f);
+    ASSERT_EQ(vanishing.size(), 1u) << findings_text(unrewarded);
+    EXPECT_EQ(vanishing[0]->module, "");
+    EXPECT_EQ(vanishing[0]->step, 49);
+    EXPECT_NE(vanishing[0]->message.find("every gradient has been exactly 0 for 50 steps running"),
+              std::string::npos)
+        << vanishing[0]->message;
   }
 }

@@ -88,6 +88,19 @@
 // took the NaN of a gradient penalty's sqrt at 0 and whose bias's gradient is exactly 0 in every
 // step (the critic's two means cancel it), read as "gradient norm of c2 is 0" (vanishing). Such a
 // layer is left out of the step: not judged, not in the median layer, not kept in its history.
+//
+// Note [A step without a gradient]
+// A step whose loss is exactly 0 and whose every gradient is exactly 0 is the loss's, not a
+// layer's: the loss was flat on that batch. REINFORCE with normalised advantages on the digits (a
+// reward of 1 for the right digit, batches of 32) draws a batch whose 32 rewards are all 0 about
+// once in 30 steps early on: every advantage is 0, so are the loss and every gradient, which read
+// as "gradient norm of a is 0 (0x the median of its last 26 steps)" on all three layers (the
+// loss's fall, Note [A loss with nothing left to learn], excuses nothing where the median loss is
+// at or below 0). A triplet batch whose every triplet meets the margin, a hinge loss at 0 do the
+// same. Such a step is neither judged nor kept in any history. A loss that stays flat is a fault
+// (a reward never earned, an output multiplied by 0 before the loss), so history_length such steps
+// running are reported once, for the model as a whole. Every gradient at 0 under a loss that is
+// not 0 (every unit dead before the output) is judged as before: every layer vanished.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -153,8 +166,12 @@ class Gradients final : public Rule {
     const double median_rise = layers_median > 0 && medians_.size() >= std::size_t(rule_.min_history)
                                    ? layers_median / medians_.median()
                                    : kNaN;
-    // Note [A loss that is not a number]
-    const bool judged = !loss || std::isfinite(*loss);
+    // Note [A loss that is not a number]; Note [A step without a gradient]
+    const bool flat = loss && *loss == 0 && !norms.empty() &&
+                      std::all_of(norms.begin(), norms.end(), [](double norm) { return norm == 0; });
+    flat_steps_ = flat ? flat_steps_ + 1 : 0;
+    if (flat_steps_ == std::int64_t(history_length_)) emit_flat(step, out);
+    const bool judged = (!loss || std::isfinite(*loss)) && !flat;
     if (judged && layers_median > 0 && std::isfinite(layers_median)) medians_.push(layers_median);
     // Note [Catching up]: a step whose loss is the lowest of the run is one of a model learning,
     // and so is one whose last kRecentSteps losses have the lowest median of the run (Note [A
@@ -264,6 +281,19 @@ class Gradients final : public Rule {
     if (!exploded_.empty()) emit_explosion(step, median_rise, out);
   }
 
+  // Note [A step without a gradient]: every gradient exactly 0 for history_length steps running.
+  void emit_flat(std::int64_t step, RuleContext& out) const {
+    Finding f = make_finding("vanishing_gradients", Severity::warning, step, Phase::backward, "", "");
+    f.message = "every gradient has been exactly 0 for " + std::to_string(flat_steps_) +
+                " steps running: the loss gives the model nothing to learn" + at_step(Phase::backward, step);
+    f.suggestion =
+        "the loss is 0 and constant in the parameters: a reward or advantage that is always 0, "
+        "a margin every example already meets, or a loss multiplied by 0";
+    f.evidence = {{"steps", double(flat_steps_)}, {"layers", double(step_norms_.size())}};
+    f.magnitude = std::numeric_limits<double>::infinity();
+    out.emit(std::move(f));
+  }
+
   // Note [One spike, one finding]: the layers that exploded in one step are one event (a hard
   // batch or a bad update lifts every layer's gradient at once: the zoo encoder, seed 8, step 234,
   // 5 layers 38-75x their median), reported once, at the layer furthest beyond its references,
@@ -321,6 +351,7 @@ class Gradients final : public Rule {
   Ring losses_{history_length_};                   // the finite losses of the last history_length steps
   static constexpr std::size_t kRecentSteps = 10;  // Note [A loss still falling]
   Ring recent_losses_{kRecentSteps};               // the finite losses of the last kRecentSteps
+  std::int64_t flat_steps_ = 0;                    // steps running whose every gradient was exactly 0
   std::optional<double> lowest_recent_median_;     // the lowest median of recent_losses_ so far
   std::vector<Finding> exploded_;  // this step's exploding layers (Note [One spike, one finding])
   static constexpr std::size_t kNamedLayers = 8;  // other layers named in the message
