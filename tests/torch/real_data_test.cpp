@@ -697,3 +697,45 @@ TEST(RealData, APolicyGradientBatchWithoutRewardIsNoVanishing) {
         << vanishing[0]->message;
   }
 }
+
+// Each digit image comes with its candidate classes (its own and each other with probability 0.4);
+// the logits of the others are masked to -inf before cross-entropy. Trained so, the run is quiet
+// of NaN and Inf. With label_smoothing 0.1 the loss is +Inf from the first step (smoothing adds
+// every class's log-probability, -Inf for a masked one) while the gradients stay finite: the mask
+// is named as a mask, with the term to change (Note [A mask in the loss] in
+// src/session/rules/nonfinite.cpp), in diagnose at once and in watch at the next step, which it
+// runs in diagnose after the error.
+TEST(RealData, LabelSmoothingOverMaskedLogitsNamesTheMask) {
+  const DataSet images = digits();
+  const auto train_masked = [&](Tier tier, std::uint64_t seed, double smoothing) {
+    at::set_num_threads(1);
+    ::torch::manual_seed(seed);
+    Mlp net(64, 64, 10);
+    ::torch::optim::AdamW opt(net.parameters(), ::torch::optim::AdamWOptions(1e-3));
+    const Loss masked = [&](const at::Tensor& logits, const DataSet& batch) {
+      auto allowed = ::torch::rand({batch.y.size(0), 10}) < 0.4;
+      allowed.scatter_(1, batch.y.unsqueeze(1), true);
+      const auto kept = logits.masked_fill(allowed.logical_not(), -std::numeric_limits<float>::infinity());
+      return ::torch::nn::functional::cross_entropy(
+          kept, batch.y, ::torch::nn::functional::CrossEntropyFuncOptions().label_smoothing(smoothing));
+    };
+    return train(images, net, opt, 32, tier, 150, masked);
+  };
+  for (Tier tier : {Tier::watch, Tier::diagnose}) {
+    for (std::uint64_t seed : {1, 2}) {
+      const auto healthy = train_masked(tier, seed, 0.0);
+      for (const Finding& f : healthy)
+        EXPECT_EQ(f.rule, "dead_units") << "seed " << seed << ":\n" << findings_text(healthy);
+    }
+    const auto smoothed = train_masked(tier, 1, 0.1);
+    const Finding* first = tfdebug::testing::first_finding(smoothed, "nonfinite");
+    ASSERT_NE(first, nullptr) << findings_text(smoothed);
+    EXPECT_EQ(first->op, "aten::masked_fill") << first->message;
+    EXPECT_EQ(first->step, tier == Tier::watch ? 1 : 0) << first->message;
+    EXPECT_EQ(first->evidence_value("mask"), 1) << first->message;
+    EXPECT_NE(first->message.find("the step's only non-finite values were a mask's: aten::masked_fill wrote"),
+              std::string::npos)
+        << first->message;
+    EXPECT_NE(first->suggestion.find("label_smoothing"), std::string::npos) << first->suggestion;
+  }
+}

@@ -26,6 +26,15 @@
 // other non-finite value of the step, was not made by the model: the op that read it is reported,
 // saying that the data holds it.
 //
+// Note [A mask in the loss]
+// A mask's -Inf that reaches a loss that is not finite was still written on purpose: the fault is
+// the term that took it in. Masked logits (masked_fill with -inf outside each example's candidate
+// classes) under cross_entropy with label_smoothing 0.1 give a loss of +Inf from the first step:
+// label smoothing adds every class's log-probability, -Inf for the masked ones, while the
+// gradients stay finite (softmax gives the masked classes 0). The step's first infinity, the
+// masked_fill, is named as the mask it is, with the term to change, rather than as "not a
+// mask's" with the advice to observe the ops that were observed already.
+//
 // When a step holds non-finite values but no producer (the producer did not know its inputs, or
 // the value sat in a parameter when the step began), its first non-finite observation is reported
 // at end_step as the best localisation available, once per run. An update is an output too when
@@ -100,6 +109,8 @@ class Nonfinite final : public Rule {
       out.add_evidence("nonfinite", module, op, "propagators", double(step_propagators_));
     } else if (!reported_ && step_first_nonfinite_) {
       report_first(step, *step_first_nonfinite_, step_propagators_ - 1, "", out);
+    } else if (!reported_ && loss_bad && step_first_infinity_ && step_first_infinity_->filled) {
+      report_mask_in_loss(step, *step_first_infinity_, out);  // Note [A mask in the loss]
     } else if (!reported_ && loss_bad && step_first_infinity_) {
       report_first(step, *step_first_infinity_, 0,
                    "; the loss is not finite, so the infinities were not a mask's", out);
@@ -126,6 +137,7 @@ class Nonfinite final : public Rule {
     Role role = Role::output;
     std::optional<InputKinds> kinds;
     Stats stats;
+    bool filled = false;  // an op that writes caller-chosen values made it (Observation::filled)
   };
   struct Replayed {
     std::int64_t step = 0;
@@ -147,7 +159,8 @@ class Nonfinite final : public Rule {
                      o.phase,
                      o.role,
                      computed ? o.resolve_input_kinds() : std::nullopt,
-                     s};
+                     s,
+                     o.filled};
   }
 
   void clear_step() {
@@ -279,6 +292,27 @@ class Nonfinite final : public Rule {
                   {"neg_inf", c.stats.neg_inf},
                   {"count", c.stats.count},
                   {"propagators", std::max<std::int64_t>(propagators, 0)}};
+    f.magnitude = double(c.stats.nonfinite());
+    reported_ = true;
+    out.emit(std::move(f));
+  }
+
+  // Note [A mask in the loss]
+  void report_mask_in_loss(std::int64_t step, const Candidate& c, RuleContext& out) {
+    Finding f = make_finding("nonfinite", Severity::error, step, c.phase, c.module, c.op);
+    f.message = "the loss is not finite, and the step's only non-finite values were a mask's: " +
+                where(c.module, c.op) + " wrote " + std::to_string(c.stats.nonfinite()) + " +-Inf of " +
+                std::to_string(c.stats.count) + ", and they reached the loss" + at_step(c.phase, step);
+    f.suggestion =
+        "a mask's -Inf is harmless only through softmax, log_softmax or max; a loss term that sums or "
+        "averages every class (cross-entropy's label_smoothing, an entropy or KL over all classes) or "
+        "multiplies the masked entries by 0 makes Inf or NaN of them: mask with a large finite value "
+        "(-1e9, or the dtype's lowest) or leave the masked entries out of that term";
+    f.evidence = {{"producer", 0},
+                  {"mask", 1},
+                  {"pos_inf", c.stats.pos_inf},
+                  {"neg_inf", c.stats.neg_inf},
+                  {"count", c.stats.count}};
     f.magnitude = double(c.stats.nonfinite());
     reported_ = true;
     out.emit(std::move(f));
