@@ -450,6 +450,48 @@ TEST(Rules, DeadUnitsAfterTheWindow) {
   EXPECT_EQ(dead[0].evidence_value("first_dead_unit"), 2);
 }
 
+// Note [What the window saw]: an output seen every tenth step (watch's samples), [batch 8, units
+// 4]: unit 1 always exactly 0, unit 2 active in one row of every 15th sample (every 150 steps).
+// The window's 100 steps hold 80 values per unit, fewer than min_values (160 here), so it reaches
+// back to the last 20 samples (200 steps), which always hold unit 2's firing: only unit 1 is
+// dead, and the finding says what was seen. Seen every step, the same output is judged over its
+// window as configured.
+TEST(Rules, DeadUnitsOfASampledWindowReachBackForTheirValues) {
+  for (const std::int64_t every : {std::int64_t(10), std::int64_t(1)}) {
+    RunConfig config = testing::quiet_config();
+    config.rules.get<DeadUnitsRule>().min_values = 160;
+    Session session(config);
+    for (std::int64_t step = 0; step < 600; step += every) {
+      std::vector<float> h(32, 1.0f);
+      for (std::size_t row = 0; row < 8; ++row) {
+        h[row * 4 + 1] = 0.0f;
+        h[row * 4 + 2] = row == 0 && step % 150 == 0 ? 1.0f : 0.0f;
+      }
+      session.begin_step(step);
+      session.observe(output(step, "mlp.act", "relu", h, {8, 4}));
+      session.end_step(step, std::nullopt);
+    }
+    const auto dead = with_rule(session.findings(), "dead_units");
+    ASSERT_EQ(dead.size(), 1u) << testing::describe(session.findings());
+    if (every == 10) {
+      EXPECT_EQ(dead[0].step, 190);  // the first sample with 160 values per unit
+      EXPECT_EQ(dead[0].evidence_value("dead"), 1);
+      EXPECT_EQ(dead[0].evidence_value("first_dead_unit"), 1);
+      EXPECT_EQ(dead[0].evidence_value("values_seen"), 160);
+      EXPECT_EQ(dead[0].evidence_value("batches_seen"), 20);
+      EXPECT_EQ(dead[0].evidence_value("steps_seen"), 191);
+      EXPECT_NE(dead[0].message.find("1 of 4 units (25%) of relu in mlp.act were exactly 0 for every "
+                                     "input seen over the last 191 steps (160 values each, in 20 batches)"),
+                std::string::npos)
+          << dead[0].message;
+    } else {
+      EXPECT_EQ(dead[0].step, 99);  // the first full window: unit 2 last fired at step 0
+      EXPECT_EQ(dead[0].evidence_value("values_seen"), 800);
+      EXPECT_EQ(dead[0].evidence_value("batches_seen"), 100);
+    }
+  }
+}
+
 TEST(Rules, DeadUnitsOfAStridedThreeDimensionalOutput) {
   RunConfig config = testing::quiet_config();
   config.rules.get<DeadUnitsRule>().window = 2;

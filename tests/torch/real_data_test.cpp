@@ -181,7 +181,9 @@ TEST(RealData, AClassifierTrainedFarPastItsFitRaisesNoWarning) {
 }
 
 // Features of unequal scale (cell areas in the thousands beside ratios below 1) saturate the first
-// layer's pre-activations: 40-47% of the ReLUs after it never fire, in both tiers.
+// layer's pre-activations: 40-47% of the ReLUs after it never fire, in both tiers. Watch samples
+// this small model's steps 10 to 50 apart, and a unit must have been 0 for 1,000 values (Note
+// [What the window saw] in src/session/rules/dead_units.cpp): 32 samples of 32 rows.
 TEST(RealData, RawFeaturesKillReluUnits) {
   const DataSet cancer = breast_cancer();
   for (Tier tier : {Tier::watch, Tier::diagnose}) {
@@ -189,9 +191,10 @@ TEST(RealData, RawFeaturesKillReluUnits) {
     ::torch::manual_seed(1);
     Mlp net(30, 32, 2);
     ::torch::optim::Adam adam(net.parameters(), 1e-3);
-    const auto findings = train(cancer, net, adam, 32, tier);
+    const auto findings = train(cancer, net, adam, 32, tier, tier == Tier::watch ? 2000 : 300);
     const Finding* dead = tfdebug::testing::first_finding(findings, "dead_units");
     ASSERT_NE(dead, nullptr) << findings_text(findings);
+    EXPECT_GE(dead->evidence_value("values_seen"), 1000) << dead->message;
     EXPECT_GE(dead->evidence_value("fraction"), 0.3) << dead->message;
     EXPECT_EQ(dead->evidence_value("units"), 32) << dead->message;
     EXPECT_EQ(dead->module, "") << dead->message;  // relu(a(x)) in the model's own forward
