@@ -10,7 +10,7 @@
 // "Exactly 0 for every input over the last 100 steps" is what diagnose sees, every batch of the
 // window. Watch sees the batches of the steps it samples (Note [Watch budget]): 2 to 10 in 100
 // steps, and a unit that fires on one input in a few hundred reads as dead there (a focal-loss
-// MLP on the digits: 23 of 128 units from 5 sampled batches, 13 from every batch in diagnose). So
+// MLP on the digits: 28 of 128 units from 2 sampled batches, 13 from every batch in diagnose). So
 // a window whose steps were not all observed must hold `min_values` (1,000) values per unit at
 // least (inputs, or positions of a sequence or an image): it reaches back past its steps, to the
 // samples that hold them, when its own hold fewer. A unit that fires on one input in 200 looks
